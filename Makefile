@@ -1,0 +1,26 @@
+# Quick start: `make demo` (set up + cluster the embedded corpus), `make test` (set up + all tests).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/mixbayes demo --out mixbayes-demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 tests
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) bench/bench_dmm.py
+
+clean:
+	rm -rf $(VENV) mixbayes-demo build src/*.egg-info

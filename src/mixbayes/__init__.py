@@ -1,0 +1,21 @@
+"""mixbayes: Bayesian mixture-model clustering of documents and points."""
+
+__version__ = "0.1.0"
+
+from . import datasets, metrics
+from .corpus import Corpus, read_corpus
+from .exceptions import ConvergenceWarning
+from .mixture import DirichletMultinomialMixture, select_n_clusters
+from .persist import load, save
+
+__all__ = [
+    "Corpus",
+    "ConvergenceWarning",
+    "DirichletMultinomialMixture",
+    "datasets",
+    "load",
+    "metrics",
+    "read_corpus",
+    "save",
+    "select_n_clusters",
+]

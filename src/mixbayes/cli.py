@@ -1,0 +1,197 @@
+"""The ``mixbayes`` command.
+
+::
+
+    mixbayes demo [--out DIR]
+    mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
+
+Every run writes ``assignments.csv``, ``clusters.json``, ``model.npz``, ``summary.json`` and
+PNG figures to ``--out`` and prints a short summary. Errors are one line on stderr and exit
+status 2 (usage) or 1 (anything else), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+_MODELS = ("dmm",)
+
+
+def _parse_range(text):
+    try:
+        lo, hi = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--select must look like 2:30; got {text!r}") from None
+    if lo < 1 or hi < lo:
+        raise argparse.ArgumentTypeError(f"--select must satisfy 1 <= low <= high; got {text!r}")
+    return range(lo, hi + 1)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="mixbayes", description="Bayesian mixture-model clustering of documents."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="cluster the embedded classic3 corpus (3,891 abstracts)")
+    demo.add_argument("--out", default="mixbayes-demo", help="output folder (default: %(default)s)")
+    demo.add_argument("--seed", type=int, default=0)
+
+    cluster = sub.add_parser("cluster", help="cluster the documents of INPUT")
+    cluster.add_argument("input", help=".mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a folder")
+    cluster.add_argument("--model", choices=_MODELS, default="dmm")
+    size = cluster.add_mutually_exclusive_group()
+    size.add_argument("-k", "--n-components", type=int, default=None, help="number of clusters")
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH",
+                      help="choose K in this range by ELBO + log K!")
+    cluster.add_argument("--labels", default=None, help="file with one known label per document")
+    cluster.add_argument("--inference", choices=("vb", "gibbs"), default="vb")
+    cluster.add_argument("--n-init", type=int, default=5)
+    cluster.add_argument("--text-column", default="text", help="CSV column holding the text")
+    cluster.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
+    cluster.add_argument("--out", default="mixbayes-out", help="output folder (default: %(default)s)")
+    cluster.add_argument("--seed", type=int, default=0)
+    for p in (demo, cluster):
+        p.add_argument("--top", type=int, default=10, help="top words shown per cluster")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def _write_outputs(out, corpus, model, settings, elapsed, selection=None, top=10):
+    """Write every output file and return the summary dict."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import metrics, plotting
+    from .persist import save
+
+    os.makedirs(out, exist_ok=True)
+    proba = model.predict_proba(corpus.counts)
+    with open(os.path.join(out, "assignments.csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["doc_id", "cluster", "probability"] + (["label"] if corpus.labels is not None else []))
+        for i, doc in enumerate(corpus.doc_ids):
+            row = [doc, int(model.labels_[i]), f"{proba[i, model.labels_[i]]:.6f}"]
+            writer.writerow(row + ([corpus.labels[i]] if corpus.labels is not None else []))
+    sizes = np.bincount(model.labels_, minlength=model.n_components)
+    words = model.top_words(corpus.vocabulary, n=top)
+    lifts = model.top_words(corpus.vocabulary, n=top, by="lift")
+    clusters = [
+        dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
+             top_words=words[k], top_words_by_lift=lifts[k])
+        for k in range(model.n_components)
+    ]
+    with open(os.path.join(out, "clusters.json"), "w", encoding="utf-8") as handle:
+        json.dump(clusters, handle, indent=2)
+    save(model, os.path.join(out, "model.npz"))
+    summary = dict(
+        settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
+        n_components=int(model.n_components), elbo=float(model.elbo_),
+        n_iter=int(model.n_iter_), converged=bool(model.converged_),
+        seconds=round(elapsed, 3),
+    )
+    if corpus.labels is not None:
+        summary["scores"] = metrics.clustering_report(corpus.labels, model.labels_)
+    if selection is not None:
+        summary["selection"] = selection.table
+        summary["best_k"] = selection.best_k
+        selection.plot().savefig(os.path.join(out, "selection.png"), dpi=110)
+    plotting.plot_elbo_trace(model).savefig(os.path.join(out, "convergence.png"), dpi=110)
+    plotting.plot_top_words(model, corpus.vocabulary, n=top).savefig(
+        os.path.join(out, "top_words.png"), dpi=110
+    )
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2, default=str)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    return summary, clusters
+
+
+def _print_summary(summary, clusters, out, stream):
+    print(
+        f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
+        f"{summary['n_components']} clusters in {summary['seconds']:.1f} s "
+        f"(ELBO {summary['elbo']:.1f}, {summary['n_iter']} iterations"
+        f"{'' if summary['converged'] else ', NOT converged'})",
+        file=stream,
+    )
+    if "best_k" in summary:
+        print(f"chosen K = {summary['best_k']} by ELBO + log K!", file=stream)
+    for c in clusters:
+        print(f"  cluster {c['cluster']:>2} ({c['size']:>5} docs): {' '.join(c['top_words'])}", file=stream)
+    if "scores" in summary:
+        s = summary["scores"]
+        print(f"against known labels: NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}  "
+              f"purity {s['purity']:.3f}", file=stream)
+    print(f"outputs written to {out}/", file=stream)
+
+
+def run(args, stream=sys.stdout):
+    from . import datasets
+    from .corpus import read_corpus
+    from .mixture import DirichletMultinomialMixture, select_n_clusters
+
+    start = time.perf_counter()
+    verbose = 0 if args.quiet else 1
+    if args.command == "demo":
+        corpus = datasets.load_classic3()
+        settings = dict(model="dmm", input="classic3 (embedded)", n_components=3, seed=args.seed)
+        model = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose).fit(corpus.counts)
+        selection = None
+    else:
+        options = {} if args.stop_words is None else dict(stop_words=args.stop_words)
+        if args.input.endswith((".csv", ".csv.gz")):
+            options["text_column"] = args.text_column
+        corpus = read_corpus(args.input, labels=args.labels, **options)
+        estimator = DirichletMultinomialMixture(
+            args.n_components or 10, inference=args.inference, n_init=args.n_init,
+            random_state=args.seed, verbose=verbose,
+        )
+        settings = dict(model=args.model, input=args.input, inference=args.inference,
+                        n_init=args.n_init, seed=args.seed)
+        selection = None
+        if args.select is not None:
+            selection = select_n_clusters(corpus.counts, args.select, estimator, verbose=verbose)
+            model = selection.best_model
+            settings["select"] = f"{args.select.start}:{args.select.stop - 1}"
+        else:
+            model = estimator.fit(corpus.counts)
+            settings["n_components"] = model.n_components
+    elapsed = time.perf_counter() - start
+    summary, clusters = _write_outputs(args.out, corpus, model, settings, elapsed, selection, args.top)
+    _print_summary(summary, clusters, args.out, stream)
+    return 0
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = run(args)
+        from .exceptions import ConvergenceWarning
+
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                print(f"warning: {w.message}", file=sys.stderr)
+        return status
+    except KeyboardInterrupt:
+        print("mixbayes: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"mixbayes: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

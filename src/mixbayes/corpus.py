@@ -1,0 +1,330 @@
+"""Corpora: sparse document-term counts with their vocabulary, ids and optional labels.
+
+:func:`read_corpus` reads, by what ``path`` is:
+
+* ``*.mtx`` / ``*.mtx.gz`` — Matrix Market counts (rows documents, columns terms) with
+  ``vocab.txt`` beside it (one term per line) and, when present, ``labels.txt`` and
+  ``doc_ids.txt``; a folder holding ``counts.mtx[.gz]`` is read the same way;
+* ``docword.NAME.txt[.gz]`` — the UCI bag-of-words format (header lines D, W, NNZ, then
+  1-based ``doc word count`` triples) with ``vocab.NAME.txt`` beside it; a folder holding one
+  ``docword.*`` file is read the same way;
+* ``*.txt`` / ``*.txt.gz`` — plain text, one document per line;
+* a folder of ``*.txt`` files — one document per file (ids are the file names);
+* ``*.csv`` / ``*.csv.gz`` — a CSV file with a text column (``text_column``, default ``"text"``).
+
+Text is tokenised by scikit-learn's ``CountVectorizer``, whose options pass through.
+A ``labels.txt`` beside the input is attached when its length matches; ``labels=`` names any
+other file (one label per line) or gives the labels directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import io
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from ._validation import check_counts, check_file
+
+__all__ = ["Corpus", "read_corpus", "read_labels"]
+
+_SIDE_FILES = {"vocab.txt", "labels.txt", "doc_ids.txt"}
+
+
+def _open_text(path):
+    """Open a text file, transparently gunzipping ``*.gz``."""
+    if str(path).endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _read_lines(path):
+    with _open_text(path) as handle:
+        return [line.rstrip("\r\n") for line in handle]
+
+
+def _read_list(path):
+    """Lines of a side file (vocabulary, labels, ids), dropping a trailing empty line."""
+    lines = _read_lines(path)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_labels(path):
+    """Read one label per line; labels that all look like integers become integers."""
+    path = check_file(path, "labels")
+    labels = _read_list(path)
+    try:
+        return np.asarray([int(v) for v in labels])
+    except ValueError:
+        return np.asarray(labels, dtype=str)
+
+
+@dataclass
+class Corpus:
+    """Document-term counts plus what is known about the documents and terms.
+
+    Attributes
+    ----------
+    counts : scipy.sparse.csr_matrix of shape (n_documents, n_terms), int64
+    vocabulary : ndarray of str of shape (n_terms,)
+    doc_ids : ndarray of str of shape (n_documents,)
+    labels : ndarray of shape (n_documents,) or None
+        Known classes, used only to evaluate clusterings.
+    """
+
+    counts: sp.csr_matrix
+    vocabulary: np.ndarray
+    doc_ids: np.ndarray = None
+    labels: np.ndarray = None
+
+    def __post_init__(self):
+        self.counts = check_counts(self.counts, "counts")
+        n, p = self.counts.shape
+        self.vocabulary = np.asarray(self.vocabulary, dtype=str)
+        if self.vocabulary.shape != (p,):
+            raise ValueError(
+                f"vocabulary has {self.vocabulary.size} terms but the count matrix has {p} columns."
+            )
+        if self.doc_ids is None:
+            self.doc_ids = np.arange(n).astype(str)
+        self.doc_ids = np.asarray(self.doc_ids, dtype=str)
+        if self.doc_ids.shape != (n,):
+            raise ValueError(
+                f"doc_ids has {self.doc_ids.size} entries but the count matrix has {n} documents."
+            )
+        if self.labels is not None:
+            self.labels = np.asarray(self.labels)
+            if self.labels.shape != (n,):
+                raise ValueError(
+                    f"labels has {self.labels.size} entries but the corpus has {n} documents."
+                )
+
+    @property
+    def n_documents(self):
+        return self.counts.shape[0]
+
+    @property
+    def n_terms(self):
+        return self.counts.shape[1]
+
+    def __repr__(self):
+        labelled = "labelled" if self.labels is not None else "unlabelled"
+        return (
+            f"Corpus({self.n_documents} documents x {self.n_terms} terms, "
+            f"{self.counts.nnz} non-zeros, {int(self.counts.sum())} tokens, {labelled})"
+        )
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_texts(cls, texts, doc_ids=None, labels=None, vectorizer=None, **options):
+        """Tokenise raw texts with scikit-learn's ``CountVectorizer``.
+
+        Parameters
+        ----------
+        texts : iterable of str
+        doc_ids, labels : sequences of length n_documents, optional
+        vectorizer : CountVectorizer, optional
+            A configured vectorizer to use instead of building one from ``options``.
+        **options
+            ``CountVectorizer`` options, e.g. ``stop_words="english"``, ``min_df``, ``max_df``,
+            ``max_features``, ``token_pattern``, ``lowercase``.
+        """
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        texts = list(texts)
+        if not texts:
+            raise ValueError("texts must hold at least one document; got none.")
+        vectorizer = vectorizer if vectorizer is not None else CountVectorizer(**options)
+        try:
+            counts = vectorizer.fit_transform(texts)
+        except ValueError as exc:  # "empty vocabulary; perhaps the documents only contain stop words"
+            raise ValueError(f"texts: {exc}") from None
+        return cls(counts, vectorizer.get_feature_names_out(), doc_ids, labels)
+
+    def with_labels(self, labels):
+        """Return a copy with ``labels`` (a sequence, or a file with one label per line)."""
+        if isinstance(labels, (str, os.PathLike)):
+            labels = read_labels(labels)
+        return Corpus(self.counts, self.vocabulary, self.doc_ids, labels)
+
+    # ------------------------------------------------------------------ writing
+    def write(self, path, format="mtx"):
+        """Write the corpus so that :func:`read_corpus` reads it back.
+
+        Parameters
+        ----------
+        path : str
+            ``"mtx"``: a folder receiving ``counts.mtx``, ``vocab.txt``, ``doc_ids.txt`` and
+            ``labels.txt``; ``"uci"``: a folder receiving ``docword.corpus.txt`` and
+            ``vocab.corpus.txt``; ``"lines"``: a text file, one document per line, each term
+            repeated as often as it occurs (read it back with ``token_pattern=r"\\S+"`` and
+            ``lowercase=False``).
+        """
+        if format == "mtx":
+            os.makedirs(path, exist_ok=True)
+            scipy.io.mmwrite(os.path.join(path, "counts.mtx"), self.counts, field="integer")
+            _write_list(os.path.join(path, "vocab.txt"), self.vocabulary)
+            _write_list(os.path.join(path, "doc_ids.txt"), self.doc_ids)
+            if self.labels is not None:
+                _write_list(os.path.join(path, "labels.txt"), self.labels)
+        elif format == "uci":
+            os.makedirs(path, exist_ok=True)
+            coo = self.counts.tocoo()
+            with open(os.path.join(path, "docword.corpus.txt"), "w", encoding="utf-8") as out:
+                out.write(f"{self.n_documents}\n{self.n_terms}\n{coo.nnz}\n")
+                for d, w, c in zip(coo.row + 1, coo.col + 1, coo.data):
+                    out.write(f"{d} {w} {c}\n")
+            _write_list(os.path.join(path, "vocab.corpus.txt"), self.vocabulary)
+        elif format == "lines":
+            if any(" " in term for term in self.vocabulary):
+                raise ValueError("format='lines' needs terms without spaces.")
+            with open(path, "w", encoding="utf-8") as out:
+                for i in range(self.n_documents):
+                    row = self.counts[i]
+                    out.write(" ".join(
+                        " ".join([self.vocabulary[j]] * c) for j, c in zip(row.indices, row.data)
+                    ) + "\n")
+        else:
+            raise ValueError(f"format must be one of 'mtx', 'uci', 'lines'; got {format!r}.")
+
+
+def _write_list(path, values):
+    with open(path, "w", encoding="utf-8") as out:
+        for value in values:
+            out.write(f"{value}\n")
+
+
+# ---------------------------------------------------------------------- reading
+def read_corpus(path, labels=None, text_column="text", id_column=None, label_column=None,
+                **vectorizer_options):
+    """Read a corpus from any supported format (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    labels : str, os.PathLike or sequence, optional
+        Labels file (one per line) or the labels themselves; overrides a ``labels.txt`` beside.
+    text_column, id_column, label_column : str, optional
+        Column names for CSV input.
+    **vectorizer_options
+        Passed to ``CountVectorizer`` for text formats.
+
+    Returns
+    -------
+    Corpus
+    """
+    path = check_file(path, "path")
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    if os.path.isdir(path):
+        found = sorted(glob.glob(os.path.join(path, "counts.mtx*"))) + sorted(
+            glob.glob(os.path.join(path, "*.mtx*"))
+        )
+        docword = sorted(glob.glob(os.path.join(path, "docword.*.txt*")))
+        if found:
+            corpus = _read_mtx(found[0])
+        elif docword:
+            corpus = _read_uci(docword[0])
+        else:
+            corpus = _read_folder(path, **vectorizer_options)
+    elif name.endswith((".mtx", ".mtx.gz")):
+        corpus = _read_mtx(path)
+    elif name.startswith("docword."):
+        corpus = _read_uci(path)
+    elif name.endswith((".csv", ".csv.gz")):
+        corpus = _read_csv(path, text_column, id_column, label_column, **vectorizer_options)
+    elif name.endswith((".txt", ".txt.gz")):
+        corpus = Corpus.from_texts(_read_list(path), **vectorizer_options)
+    else:
+        raise ValueError(
+            f"path: cannot tell the format of {path!r}; expected .mtx[.gz], docword.*.txt[.gz], "
+            ".txt[.gz] (one document per line), .csv[.gz] or a folder."
+        )
+    if labels is not None:
+        return corpus.with_labels(labels)
+    beside = os.path.join(folder, "labels.txt")
+    if corpus.labels is None and os.path.isfile(beside):
+        found_labels = read_labels(beside)
+        if found_labels.shape == (corpus.n_documents,):
+            corpus = Corpus(corpus.counts, corpus.vocabulary, corpus.doc_ids, found_labels)
+    return corpus
+
+
+def _read_mtx(path):
+    try:
+        counts = scipy.io.mmread(path)
+    except Exception as exc:
+        raise ValueError(f"path: {path!r} is not a readable Matrix Market file ({exc}).") from None
+    if not sp.issparse(counts):
+        counts = sp.csr_matrix(counts)
+    folder = os.path.dirname(os.path.abspath(path))
+    vocab_path = os.path.join(folder, "vocab.txt")
+    vocabulary = (
+        _read_list(vocab_path) if os.path.isfile(vocab_path)
+        else [f"term_{j}" for j in range(counts.shape[1])]
+    )
+    ids_path = os.path.join(folder, "doc_ids.txt")
+    doc_ids = _read_list(ids_path) if os.path.isfile(ids_path) else None
+    return Corpus(check_counts(counts, "counts"), vocabulary, doc_ids)
+
+
+def _read_uci(path):
+    base = os.path.basename(path)
+    stem = base[len("docword."):].split(".txt")[0]
+    folder = os.path.dirname(os.path.abspath(path))
+    candidates = [os.path.join(folder, f"vocab.{stem}.txt"), os.path.join(folder, f"vocab.{stem}.txt.gz")]
+    vocab_path = next((c for c in candidates if os.path.isfile(c)), None)
+    if vocab_path is None:
+        raise FileNotFoundError(f"path: no vocab.{stem}.txt beside {path!r} (UCI bag-of-words).")
+    with _open_text(path) as handle:
+        try:
+            n_docs, n_words, nnz = (int(handle.readline()) for _ in range(3))
+            triples = np.loadtxt(handle, dtype=np.int64, ndmin=2)
+        except ValueError as exc:
+            raise ValueError(f"path: {path!r} is not a UCI docword file ({exc}).") from None
+    if triples.shape[0] != nnz or (nnz and triples.shape[1] != 3):
+        raise ValueError(f"path: {path!r} announces {nnz} entries but holds {triples.shape[0]}.")
+    counts = sp.csr_matrix(
+        (triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)) if nnz
+        else ([], ([], [])), shape=(n_docs, n_words)
+    )
+    return Corpus(counts, _read_list(vocab_path))
+
+
+def _read_folder(path, **options):
+    files = sorted(
+        f for f in glob.glob(os.path.join(path, "*.txt")) if os.path.basename(f) not in _SIDE_FILES
+    )
+    if not files:
+        raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt documents.")
+    texts = []
+    for f in files:
+        with _open_text(f) as handle:
+            texts.append(handle.read())
+    ids = [os.path.splitext(os.path.basename(f))[0] for f in files]
+    return Corpus.from_texts(texts, doc_ids=ids, **options)
+
+
+def _read_csv(path, text_column, id_column, label_column, **options):
+    with _open_text(path) as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows:
+        raise ValueError(f"path: CSV file {path!r} has no rows.")
+    for role, column in (("text_column", text_column), ("id_column", id_column),
+                         ("label_column", label_column)):
+        if column is not None and column not in rows[0]:
+            raise ValueError(
+                f"{role}={column!r} is not a column of {path!r}; columns: {list(rows[0])}."
+            )
+    texts = [row[text_column] or "" for row in rows]
+    ids = [row[id_column] for row in rows] if id_column else None
+    labels = [row[label_column] for row in rows] if label_column else None
+    return Corpus.from_texts(texts, doc_ids=ids, labels=labels, **options)

@@ -1,0 +1,64 @@
+"""Simulators that draw data from each model's own generative process, with the truth."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import Interval, check_random_state, validate_params
+from ..corpus import Corpus
+
+
+@dataclass
+class DMMTruth:
+    """Parameters that generated a :func:`make_dmm_corpus` corpus."""
+
+    weights: np.ndarray  # (K,) cluster weights lambda
+    components: np.ndarray  # (K, p) word distributions beta_k
+    labels: np.ndarray  # (n,) cluster of every document
+
+
+@dataclass
+class _DMMSettings:
+    n_documents: int
+    n_terms: int
+    n_components: int
+    mean_length: float
+    weight_concentration: float
+    word_concentration: float
+
+
+def make_dmm_corpus(n_documents=300, n_terms=200, n_components=3, mean_length=50.0,
+                    weight_concentration=10.0, word_concentration=0.1, random_state=0):
+    r"""Simulate a corpus from the Dirichlet–multinomial mixture of unigrams.
+
+    .. math::
+
+        \lambda \sim \mathrm{Dir}(a\mathbf 1_K),\ \beta_k \sim \mathrm{Dir}(\theta\mathbf 1_p),\
+        z_i \sim \mathrm{Cat}(\lambda),\ m_i \sim 1 + \mathrm{Poisson}(\bar m - 1),\
+        y_i \sim \mathrm{Mult}(m_i, \beta_{z_i}).
+
+    Small ``word_concentration`` gives sparse, well-separated clusters.
+
+    Returns
+    -------
+    corpus : Corpus
+        Counts with the true clusters as ``labels``.
+    truth : DMMTruth
+    """
+    settings = _DMMSettings(n_documents, n_terms, n_components, mean_length,
+                            weight_concentration, word_concentration)
+    validate_params(settings, {
+        "n_documents": Interval("int", 1), "n_terms": Interval("int", 1),
+        "n_components": Interval("int", 1), "mean_length": Interval("real", 1),
+        "weight_concentration": Interval("real", 0, None, "neither"),
+        "word_concentration": Interval("real", 0, None, "neither"),
+    })
+    rng = check_random_state(random_state)
+    weights = rng.dirichlet(np.full(n_components, float(weight_concentration)))
+    components = rng.dirichlet(np.full(n_terms, float(word_concentration)), size=n_components)
+    labels = rng.choice(n_components, size=n_documents, p=weights)
+    lengths = 1 + rng.poisson(mean_length - 1, size=n_documents)
+    counts = np.vstack([rng.multinomial(m, components[k]) for m, k in zip(lengths, labels)])
+    vocabulary = [f"w{j}" for j in range(n_terms)]
+    corpus = Corpus(counts, vocabulary, labels=labels)
+    return corpus, DMMTruth(weights, components, labels)

@@ -1,0 +1,257 @@
+r"""The coordinate-ascent variational Bayes loop for finite mixtures, written once.
+
+A finite Bayesian mixture with Dirichlet weights,
+
+.. math::
+
+    \lambda \sim \mathrm{Dir}(\alpha\mathbf 1_K),\quad z_i \sim \mathrm{Cat}(\lambda),\quad
+    x_i \mid z_i = k \sim f(\cdot \mid \beta_k),\quad \beta_k \sim G_0,
+
+is fitted under the mean-field family :math:`q(\lambda)\prod_k q(\beta_k)\prod_i q(z_i)` by
+alternating two blocks, each an exact coordinate maximum of the ELBO:
+
+* local: :math:`r_{ik} \propto \exp\{E[\log\lambda_k] + E[\log f(x_i \mid \beta_k)]\}`;
+* global: :math:`q(\lambda) = \mathrm{Dir}(\alpha + N)`, :math:`N_k = \sum_i r_{ik}`, and
+  :math:`q(\beta_k)` the conjugate posterior given the weighted sufficient statistics;
+  optionally followed by empirical-Bayes updates of the prior hyperparameters.
+
+With :math:`L_{ik} = E[\log\lambda_k] + E[\log f(x_i\mid\beta_k)]` and :math:`r_i = \mathrm{softmax}(L_i)`,
+
+.. math::
+
+    \mathrm{ELBO} = \sum_i \big(\log h(x_i) + \operatorname{logsumexp}_k L_{ik}\big)
+        - \mathrm{KL}(q(\lambda)\,\|\,p(\lambda)) - \sum_k \mathrm{KL}(q(\beta_k)\,\|\,p(\beta_k)),
+
+where :math:`h` is the family's base measure (for documents, the multinomial coefficient), so
+the ELBO bounds :math:`\log p(x)` with every constant included. It is evaluated right after the
+local step, where it costs nothing extra. A *family* (see :mod:`mixbayes.families`) supplies
+the observation maths; this module owns restarts, convergence, warnings and the final E-step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._progress import progress
+from .._validation import check_n_components, check_random_state, validate_params
+from ..exceptions import ConvergenceWarning
+from ..families.dirichlet import (
+    dirichlet_expected_log,
+    dirichlet_neg_kl,
+    fit_symmetric_concentration,
+)
+
+
+@dataclass
+class MixtureState:
+    """The global variational factors of a finite mixture and their expectations."""
+
+    weight_concentration: np.ndarray  # (K,) Dirichlet parameters of q(lambda)
+    family_posterior: object  # family-specific posterior of the component parameters
+    expected_log_weights: np.ndarray  # (K,) E[log lambda]
+    expected_log_params: object  # family-specific expectations used by the local step
+    weight_prior: float  # alpha (may be fitted)
+    family_prior: object  # the family's prior hyperparameter(s) (may be fitted)
+
+
+class VariationalMixture(ClusterMixin, BaseEstimator):
+    """Base class: restarts, CAVI iterations, convergence, ``predict``/``score``.
+
+    Subclasses implement ``_check_X(X, reset)`` and ``_make_family(X)`` and may override
+    ``_initial_responsibilities(X, family, rng)``.
+    """
+
+    # ---------------------------------------------------------------- subclass hooks
+    def _check_X(self, X, reset):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _make_family(self, X):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _initial_responsibilities(self, X, family, rng):
+        """Random responsibilities, each row drawn from a flat Dirichlet."""
+        return rng.dirichlet(np.ones(self.n_components), size=X.shape[0])
+
+    # ---------------------------------------------------------------- the two blocks
+    def _global_step(self, X, resp, family, weight_prior, fit_priors=False):
+        """Update q(lambda), q(beta) (and the priors when ``fit_priors``) from responsibilities."""
+        counts = resp.sum(axis=0)
+        weight_concentration = weight_prior + counts
+        posterior = family.posterior(family.sufficient_statistics(X, resp))
+        expected_log_params = family.expected_log_params(posterior)
+        expected_log_weights = dirichlet_expected_log(weight_concentration)
+        if fit_priors:
+            # each is an exact coordinate maximum of the ELBO, so the bound stays monotone
+            weight_prior = fit_symmetric_concentration(
+                float(expected_log_weights.sum()), 1, self.n_components, weight_prior
+            )
+            family.fit_prior(posterior, expected_log_params)
+        return MixtureState(
+            weight_concentration, posterior, expected_log_weights, expected_log_params,
+            weight_prior, _copy_prior(family),
+        )
+
+    def _joint_log_evidence(self, X, state, family):
+        """Return ``L`` of shape (n, K): E[log lambda_k] + E[log f(x_i | beta_k)]."""
+        return state.expected_log_weights + family.expected_log_likelihood(
+            X, state.expected_log_params
+        )
+
+    def _global_terms(self, state, family):
+        """The KL terms of the ELBO for the global factors (negated)."""
+        return dirichlet_neg_kl(
+            state.weight_concentration, state.weight_prior, state.expected_log_weights
+        ) + family.neg_kl(state.family_posterior, state.expected_log_params)
+
+    def _elbo(self, X, resp, state, family, log_base=None):
+        """The ELBO at arbitrary responsibilities ``resp`` and global ``state`` (reference path).
+
+        Used by tests to check that each block update is a coordinate maximum.
+        """
+        if log_base is None:
+            log_base = family.log_base_measure(X)
+        L = self._joint_log_evidence(X, state, family)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.sum(np.where(resp > 0, resp * np.log(resp), 0.0))
+        return float(log_base.sum() + np.sum(resp * L) + entropy + self._global_terms(state, family))
+
+    # ---------------------------------------------------------------- fitting
+    def _check_params(self, n_samples):
+        check_n_components(self.n_components, n_samples)
+
+    def fit(self, X, y=None):
+        """Fit the mixture by CAVI, keeping the best of ``n_init`` restarts.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self.fit_predict(X)
+        return self
+
+    def fit_predict(self, X, y=None):
+        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
+        validate_params(self, self._parameter_rules)
+        X = self._check_X(X, reset=True)
+        self._check_params(X.shape[0])
+        seeds = np.random.SeedSequence(
+            check_random_state(self.random_state).integers(2**63)
+        ).spawn(self.n_init)
+
+        best = None
+        for run, seed in enumerate(seeds):
+            result = self._fit_single(X, np.random.default_rng(seed), run)
+            if best is None or result["elbo"] > best["elbo"]:
+                best = result
+        if not best["converged"]:
+            warnings.warn(
+                f"{type(self).__name__}: the best of {self.n_init} run(s) did not converge in "
+                f"max_iter={self.max_iter} iterations (last ELBO change "
+                f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self._set_fitted(best)
+        return best["log_resp"].argmax(axis=1)
+
+    def _fit_single(self, X, rng, run):
+        family = self._make_family(X)
+        log_base = family.log_base_measure(X)
+        constant = float(log_base.sum())
+        resp = self._initial_responsibilities(X, family, rng)
+        fit_priors = bool(getattr(self, "fit_priors", False))
+        state = self._global_step(X, resp, family, float(self._weight_prior()), fit_priors)
+        trace = []
+        converged, last_change = False, np.inf
+        with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}") as bar:
+            for _ in range(self.max_iter):
+                L = self._joint_log_evidence(X, state, family)
+                log_norm = logsumexp(L, axis=1, keepdims=True)
+                trace.append(constant + float(log_norm.sum()) + self._global_terms(state, family))
+                bar.update()
+                if len(trace) > 1:
+                    last_change = trace[-1] - trace[-2]
+                    bar.set_postfix_str(f"ELBO {trace[-1]:.6g}")
+                    if abs(last_change) <= self.tol:
+                        converged = True
+                        break
+                state = self._global_step(
+                    X, np.exp(L - log_norm), family, state.weight_prior, fit_priors
+                )
+        return dict(
+            elbo=trace[-1], trace=np.asarray(trace), state=state, family=family,
+            log_resp=L - log_norm, converged=converged, last_change=abs(last_change),
+        )
+
+    def _set_fitted(self, best):
+        state = best["state"]
+        self.elbo_trace_ = best["trace"]
+        self.elbo_ = float(best["elbo"])
+        self.n_iter_ = len(best["trace"])
+        self.converged_ = bool(best["converged"])
+        self.labels_ = best["log_resp"].argmax(axis=1)
+        self._store_state(state)
+
+    def _store_state(self, state):
+        """Expose the global factors as public fitted attributes (``*_``)."""
+        self.weight_concentration_ = state.weight_concentration
+        self.weights_ = state.weight_concentration / state.weight_concentration.sum()
+        self.weight_prior_ = state.weight_prior
+
+    def _restore_state(self):  # pragma: no cover - abstract
+        """Rebuild ``(state, family)`` from the public fitted attributes."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- prediction
+    def _weight_prior(self):
+        return 1.0 if self.weight_concentration_prior is None else self.weight_concentration_prior
+
+    def _evidence(self, X):
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        state, family = self._restore_state()
+        return X, self._joint_log_evidence(X, state, family), family
+
+    def predict_proba(self, X):
+        """Posterior probabilities q(z_i = k) of every sample under the fitted global factors.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+        """
+        _, L, _ = self._evidence(X)
+        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable component of every sample."""
+        _, L, _ = self._evidence(X)
+        return L.argmax(axis=1)
+
+    def score_samples(self, X):
+        r"""Per-sample lower bound on :math:`\log p(x_i \mid \text{training data})`.
+
+        :math:`\log h(x_i) + \operatorname{logsumexp}_k (E[\log\lambda_k] + E[\log f(x_i\mid\beta_k)])`,
+        a bound by Jensen's inequality on the log posterior predictive density.
+        """
+        X, L, family = self._evidence(X)
+        return family.log_base_measure(X) + logsumexp(L, axis=1)
+
+    def score(self, X, y=None):
+        """Mean of :meth:`score_samples` over the samples of ``X`` (higher is better)."""
+        return float(np.mean(self.score_samples(X)))
+
+
+def _copy_prior(family):
+    """Snapshot of the family's (possibly fitted) prior hyperparameter."""
+    return getattr(family, "concentration", None)

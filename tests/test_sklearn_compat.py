@@ -1,0 +1,89 @@
+"""scikit-learn's estimator checks.
+
+The checks generate real-valued random data, while a Dirichlet–multinomial mixture models
+counts and rejects fractional or negative values by design (its likelihood is undefined there).
+So every check runs twice:
+
+* on the estimator itself, where the checks that feed non-count data are expected to fail with
+  our ``ValueError`` (and we assert that they do, so a silent change is noticed);
+* on ``CountsFromReals``, a test-only subclass that maps the checks' real data to counts
+ (``round(10 |x|)``) before the estimator's own validation; there every check must pass.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mixbayes import DirichletMultinomialMixture
+
+# checks that feed fractional or negative values: our estimator must refuse them
+_FRACTIONAL = "feeds fractional/negative values; counts are required, so a ValueError is correct"
+NON_COUNT_CHECKS = {
+    name: _FRACTIONAL
+    for name in [
+        "check_estimators_dtypes", "check_fit_score_takes_y", "check_estimators_fit_returns_self",
+        "check_pipeline_consistency", "check_estimators_overwrite_params",
+        "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
+        "check_f_contiguous_array_estimator", "check_clustering",
+        "check_non_transformer_estimators_n_iter", "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
+        "check_dict_unchanged", "check_dont_overwrite_parameters", "check_fit_idempotent",
+        "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d",
+        "check_readonly_memmap_input", "check_estimator_sparse_tag",
+        "check_dtype_object", "check_estimators_nan_inf",
+        "check_n_features_in_after_fitting",
+    ]
+}
+
+
+class CountsFromReals(DirichletMultinomialMixture):
+    """Test adapter: turns the checks' real-valued data into counts, then behaves as the parent."""
+
+    def _check_X(self, X, reset):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, copy=True)
+            if X.dtype.kind == "f":
+                X.data = np.round(10 * np.abs(X.data))
+        else:
+            arr = np.asarray(X)
+            if arr.dtype == object:
+                arr = arr.astype(float)  # the check's dict entry raises the TypeError it expects
+            if arr.dtype.kind == "f" and arr.ndim == 2:
+                X = np.round(10 * np.abs(arr))
+        return super()._check_X(X, reset)
+
+
+ADAPTER_CHECKS = {
+    # the adapter takes |x| so that check_clustering's negative blobs become counts; the
+    # estimator itself passes this check (negative counts raise "Negative values in data")
+    "check_positive_only_tag_during_fit": "the adapter maps negatives to counts on purpose",
+    # scikit-learn 1.9 reads classifier_tags.multi_class whenever predict_proba exists, which is
+    # None for a clusterer; sparse input is covered by tests/mixture/test_dmm.py
+    "check_estimator_sparse_array": "scikit-learn assumes predict_proba means a classifier",
+    "check_estimator_sparse_matrix": "scikit-learn assumes predict_proba means a classifier",
+}
+
+
+def _expected_failures(estimator):
+    if type(estimator) is DirichletMultinomialMixture:
+        return NON_COUNT_CHECKS
+    return ADAPTER_CHECKS
+
+
+@parametrize_with_checks(
+    [DirichletMultinomialMixture(3, n_init=1), CountsFromReals(3, n_init=1)],
+    expected_failed_checks=_expected_failures,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_fractional_checks_fail_for_the_documented_reason():
+    """The excluded checks fail because of counts validation, not for some other reason."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(20, 5))
+    with pytest.raises(ValueError, match="fractional counts"):
+        DirichletMultinomialMixture(2).fit(X)
+    with pytest.raises(ValueError, match="negative counts"):
+        DirichletMultinomialMixture(2).fit(-np.ones((20, 5)))
