@@ -1,0 +1,98 @@
+"""The collapsed Gibbs sampler targets the exact posterior of the same model."""
+
+import numpy as np
+import pytest
+from helpers import canonical_partition, enumerate_posterior, exact_log_joint
+from scipy import stats
+from scipy.special import logsumexp
+
+import mixbayes as mb
+from mixbayes.families.multinomial import log_multinomial_coefficient
+from mixbayes.mixture._gibbs import collapsed_log_joint, count_tables, gibbs_sweeps
+from mixbayes._validation import check_counts
+
+# false-alarm budget: 4 goodness-of-fit tests at level 0.001 each -> <= 0.4% for the file
+LEVEL = 1e-3
+
+
+def test_collapsed_log_joint_matches_chain_rule():
+    rng = np.random.default_rng(0)
+    X = check_counts(rng.poisson(1.5, size=(7, 5)))
+    for _ in range(5):
+        z = rng.integers(3, size=7)
+        docs, words, _ = count_tables(X, z, 3)
+        closed = collapsed_log_joint(docs, words, 0.8, 0.3, log_multinomial_coefficient(X).sum())
+        assert closed == pytest.approx(exact_log_joint(X.toarray(), z, 3, 0.8, 0.3), rel=1e-12)
+
+
+@pytest.mark.parametrize("n,K,seed", [(5, 2, 0), (5, 3, 1), (6, 2, 2), (4, 3, 3)])
+def test_partition_frequencies_match_exact_posterior(n, K, seed):
+    """Chi-square test of the sampler's partition frequencies against enumeration."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(1.2, size=(n, 3))
+    alpha, theta = 1.0, 0.5
+    zs, log_joint, log_evidence = enumerate_posterior(X, K, alpha, theta)
+    exact = {}
+    for z, lj in zip(zs, log_joint):
+        key = canonical_partition(z)
+        exact[key] = np.logaddexp(exact.get(key, -np.inf), lj - log_evidence)
+    keys = sorted(exact)
+    probs = np.exp([exact[k] for k in keys])
+    assert probs.sum() == pytest.approx(1.0)
+
+    Xc = check_counts(X)
+    thin, n_samples = 3, 6000
+    counts = dict.fromkeys(keys, 0)
+    sampler = gibbs_sweeps(Xc, np.zeros(n, dtype=int), K, alpha, theta, thin * n_samples + 200,
+                           np.random.default_rng(100 + seed))
+    for sweep, (z, _) in enumerate(sampler):
+        if sweep >= 200 and sweep % thin == 0:
+            counts[canonical_partition(z)] += 1
+    observed = np.array([counts[k] for k in keys], dtype=float)
+    expected = probs * observed.sum()
+    # pool partitions with small expected counts so the chi-square approximation holds
+    small = expected < 5
+    if small.any():
+        observed = np.append(observed[~small], observed[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    _, p_value = stats.chisquare(observed, expected)
+    assert p_value > LEVEL, (p_value, observed, expected)
+
+
+def test_sampler_log_joint_is_exact_for_its_state():
+    corpus, _ = mb.datasets.make_dmm_corpus(30, 12, 2, mean_length=8, random_state=2)
+    X = corpus.counts
+    base = log_multinomial_coefficient(X).sum()
+    for z, log_joint in gibbs_sweeps(X, np.zeros(30, dtype=int), 2, 1.0, 0.1, 5,
+                                     np.random.default_rng(0), base):
+        assert log_joint == pytest.approx(exact_log_joint(X.toarray(), z, 2, 1.0, 0.1), rel=1e-10)
+
+
+def test_gibbs_recovers_well_separated_clusters():
+    corpus, truth = mb.datasets.make_dmm_corpus(400, 300, 5, mean_length=40, random_state=3)
+    model = mb.DirichletMultinomialMixture(5, inference="gibbs", n_sweeps=50, n_init=2,
+                                           random_state=0).fit(corpus.counts)
+    assert mb.metrics.nmi(truth.labels, model.labels_) >= 0.95
+    assert model.log_joint_trace_.shape == (50,)
+    assert model.n_iter_ == 50 and model.converged_
+    # the kept sample's plug-in posterior feeds the same predict path
+    np.testing.assert_array_equal(model.predict(corpus.counts)[:50], model.labels_[:50])
+
+
+def test_gibbs_is_reproducible_and_seed_dependent():
+    corpus, _ = mb.datasets.make_dmm_corpus(80, 30, 3, mean_length=6, random_state=1)
+    fit = lambda seed: mb.DirichletMultinomialMixture(
+        3, inference="gibbs", n_sweeps=20, n_init=1, init="random", random_state=seed
+    ).fit(corpus.counts).log_joint_trace_
+    np.testing.assert_array_equal(fit(0), fit(0))
+    assert not np.array_equal(fit(0), fit(1))
+
+
+def test_vb_and_gibbs_agree_on_log_evidence_scale():
+    """On a tiny corpus the Gibbs chain's log joint values never exceed log p(y)."""
+    rng = np.random.default_rng(4)
+    X = rng.poisson(1.0, size=(6, 4))
+    _, _, log_evidence = enumerate_posterior(X, 2, 1.0, 0.1)
+    model = mb.DirichletMultinomialMixture(2, inference="gibbs", n_sweeps=30).fit(X)
+    assert np.all(model.log_joint_trace_ <= log_evidence + 1e-9)
+    assert logsumexp(model.log_joint_trace_) > log_evidence - np.log(30) - 10

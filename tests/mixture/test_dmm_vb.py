@@ -1,0 +1,244 @@
+"""CAVI for the Dirichlet–multinomial mixture: monotone ELBO, coordinate maxima, a true bound."""
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import enumerate_posterior
+
+import mixbayes as mb
+from mixbayes.families.dirichlet import dirichlet_expected_log
+from mixbayes.families.multinomial import MultinomialFamily
+from mixbayes.mixture._base import MixtureState
+
+
+def _fit_quiet(model, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ConvergenceWarning)
+        return model.fit(X)
+
+
+@pytest.mark.parametrize("fit_priors", [False, True])
+@pytest.mark.parametrize("K", [1, 2, 4, 8])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_elbo_never_decreases(seed, K, fit_priors):
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 80, 4, mean_length=30, random_state=seed)
+    model = _fit_quiet(
+        mb.DirichletMultinomialMixture(
+            K, n_init=1, init="random", tol=0.0, max_iter=60, fit_priors=fit_priors,
+            random_state=seed,
+        ),
+        corpus.counts,
+    )
+    trace = model.elbo_trace_
+    assert len(trace) >= 2
+    steps = np.diff(trace)
+    assert np.all(steps >= -1e-9 * np.abs(trace[1:])), steps.min()
+    assert np.isfinite(trace).all()
+
+
+def _state_from(weight_conc, word_conc, alpha, theta):
+    return MixtureState(
+        weight_conc, word_conc, dirichlet_expected_log(weight_conc),
+        dirichlet_expected_log(word_conc), alpha, theta,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_each_block_update_is_a_coordinate_maximum(seed):
+    """Perturbing any block away from its CAVI update lowers the ELBO."""
+    rng = np.random.default_rng(seed)
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=20, random_state=seed)
+    X = corpus.counts
+    K, alpha, theta = 3, 1.3, 0.2
+    model = mb.DirichletMultinomialMixture(K, weight_concentration_prior=alpha,
+                                           word_concentration_prior=theta)
+    family = MultinomialFamily(theta)
+    resp = rng.dirichlet(np.ones(K), size=X.shape[0])
+
+    # global block: eta = alpha + N, phi = theta + stats is the maximiser given resp
+    state = model._global_step(X, resp, family, alpha)
+    best = model._elbo(X, resp, state, family)
+    for _ in range(20):
+        eta = state.weight_concentration * np.exp(0.05 * rng.standard_normal(K))
+        assert model._elbo(X, resp, _state_from(eta, state.family_posterior, alpha, theta),
+                           family) < best
+        phi = state.family_posterior * np.exp(0.05 * rng.standard_normal(state.family_posterior.shape))
+        assert model._elbo(X, resp, _state_from(state.weight_concentration, phi, alpha, theta),
+                           family) < best
+
+    # local block: resp = softmax(L) is the maximiser given the global factors
+    L = model._joint_log_evidence(X, state, family)
+    opt = np.exp(L - L.max(axis=1, keepdims=True))
+    opt /= opt.sum(axis=1, keepdims=True)
+    best_local = model._elbo(X, opt, state, family)
+    for _ in range(20):
+        other = opt * np.exp(0.1 * rng.standard_normal(opt.shape))
+        other /= other.sum(axis=1, keepdims=True)
+        assert model._elbo(X, other, state, family) < best_local
+
+
+def test_fast_elbo_matches_reference_formula():
+    """The trace's logsumexp shortcut equals the ELBO written term by term."""
+    corpus, _ = mb.datasets.make_dmm_corpus(80, 40, 3, mean_length=25, random_state=5)
+    model = mb.DirichletMultinomialMixture(3, n_init=1, random_state=0).fit(corpus.counts)
+    state, family = model._restore_state()
+    resp = model.predict_proba(corpus.counts)
+    reference = model._elbo(corpus.counts, resp, state, family)
+    assert reference == pytest.approx(model.elbo_trace_[-1], rel=1e-12, abs=1e-8)
+
+
+@pytest.mark.parametrize("fit_priors", [False, True])
+@pytest.mark.parametrize("n,K", [(4, 2), (5, 3), (6, 2), (6, 3)])
+def test_elbo_bounds_exact_log_marginal(n, K, fit_priors):
+    """On tiny corpora the ELBO is below log p(y), computed by enumerating all K**n assignments."""
+    rng = np.random.default_rng(n * 10 + K)
+    X = rng.poisson(2.0, size=(n, 4))
+    X[0, :] = 0  # an empty document, legitimately part of the model
+    X[1, 0] = 7
+    model = _fit_quiet(
+        mb.DirichletMultinomialMixture(K, n_init=3, fit_priors=fit_priors, tol=1e-10,
+                                       weight_concentration_prior=0.7,
+                                       word_concentration_prior=0.5), X)
+    _, _, log_evidence = enumerate_posterior(X, K, model.weight_prior_, model.word_prior_)
+    assert model.elbo_ <= log_evidence + 1e-9
+    # and the bound is not vacuous: within a few nats on such small problems
+    assert model.elbo_ > log_evidence - 5.0
+
+
+def test_recovers_well_separated_clusters():
+    corpus, truth = mb.datasets.make_dmm_corpus(400, 300, 5, mean_length=40, random_state=3)
+    model = mb.DirichletMultinomialMixture(5, random_state=0).fit(corpus.counts)
+    assert mb.metrics.nmi(truth.labels, model.labels_) >= 0.95
+    # matched cluster weights and word distributions are close to the truth
+    from scipy.optimize import linear_sum_assignment
+
+    cost = -np.log(model.components_) @ truth.components.T
+    rows, cols = linear_sum_assignment(cost.T)
+    assert np.abs(model.weights_[cols] - truth.weights[rows]).max() < 0.06
+    l1 = np.abs(model.components_[cols] - truth.components[rows]).sum(axis=1)
+    assert l1.max() < 0.35
+
+
+def test_kmeans_plus_plus_start_beats_random_start_on_average():
+    """Mean best ELBO over 12 single-start fits: the k-means++ start is higher than flat-random."""
+    corpus, _ = mb.datasets.make_dmm_corpus(600, 400, 10, mean_length=12, random_state=11,
+                                            word_concentration=0.05)
+    elbo = {}
+    for init in ("kmeans++", "random"):
+        elbo[init] = np.mean([
+            _fit_quiet(mb.DirichletMultinomialMixture(10, n_init=1, init=init, random_state=s),
+                       corpus.counts).elbo_
+            for s in range(12)
+        ])
+    assert elbo["kmeans++"] > elbo["random"]
+
+
+def test_n_init_keeps_the_best_run():
+    corpus, _ = mb.datasets.make_dmm_corpus(150, 60, 5, mean_length=10, random_state=2)
+    singles = [
+        _fit_quiet(mb.DirichletMultinomialMixture(5, n_init=1, init="random", random_state=s),
+                   corpus.counts)
+        for s in range(4)
+    ]
+    multi = _fit_quiet(mb.DirichletMultinomialMixture(5, n_init=4, init="random", random_state=0),
+                       corpus.counts)
+    assert multi.elbo_ >= min(m.elbo_ for m in singles)
+    # its own restarts: the kept ELBO is the best of the per-restart ELBOs it saw
+    assert multi.elbo_ == pytest.approx(multi.elbo_trace_[-1])
+
+
+def test_convergence_warning_and_flag():
+    corpus, _ = mb.datasets.make_dmm_corpus(100, 50, 3, random_state=0)
+    with pytest.warns(mb.ConvergenceWarning, match="max_iter=2"):
+        model = mb.DirichletMultinomialMixture(
+            3, max_iter=2, tol=0.0, n_init=1, init="random"
+        ).fit(corpus.counts)
+    assert model.converged_ is False and model.n_iter_ == 2
+    model = mb.DirichletMultinomialMixture(3, n_init=1).fit(corpus.counts)
+    assert model.converged_ is True
+    assert abs(model.elbo_trace_[-1] - model.elbo_trace_[-2]) <= model.tol
+
+
+def test_fit_predict_equals_fit_then_predict():
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 50, 3, random_state=4)
+    labels = mb.DirichletMultinomialMixture(3, random_state=1).fit_predict(corpus.counts)
+    model = mb.DirichletMultinomialMixture(3, random_state=1).fit(corpus.counts)
+    np.testing.assert_array_equal(labels, model.predict(corpus.counts))
+    np.testing.assert_array_equal(labels, model.labels_)
+    proba = model.predict_proba(corpus.counts)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_score_is_mean_per_document_bound():
+    corpus, _ = mb.datasets.make_dmm_corpus(100, 50, 3, random_state=4)
+    model = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
+    per_doc = model.score_samples(corpus.counts)
+    assert per_doc.shape == (100,)
+    assert model.score(corpus.counts) == pytest.approx(per_doc.mean())
+    assert np.all(per_doc <= 0)  # log-probabilities of discrete data
+
+
+def test_empirical_bayes_raises_the_bound():
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 200, 4, random_state=6, word_concentration=0.02)
+    fixed = mb.DirichletMultinomialMixture(4, word_concentration_prior=1.0).fit(corpus.counts)
+    fitted = mb.DirichletMultinomialMixture(4, word_concentration_prior=1.0,
+                                            fit_priors=True).fit(corpus.counts)
+    assert fitted.elbo_ > fixed.elbo_
+    assert fitted.word_prior_ < 0.2  # moves towards the sparse truth (0.02)
+
+
+def test_top_words_and_lift():
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 100, 3, random_state=0)
+    model = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
+    words = model.top_words(corpus.vocabulary, n=5)
+    assert len(words) == 3 and all(len(w) == 5 for w in words)
+    k = 0
+    expected = corpus.vocabulary[np.argsort(-model.components_[k])[:5]]
+    assert words[k] == list(expected)
+    lift = model.top_words(corpus.vocabulary, n=5, by="lift")
+    assert len(lift[0]) == 5
+    with pytest.raises(ValueError, match="vocabulary must have one entry per feature"):
+        model.top_words(corpus.vocabulary[:-1])
+
+
+def test_extremes_one_document_one_word_k1_huge_counts():
+    X = np.array([[5, 0, 3]])
+    model = mb.DirichletMultinomialMixture(1).fit(X)  # one document, K=1
+    assert model.labels_.tolist() == [0] and np.isfinite(model.elbo_)
+    model = mb.DirichletMultinomialMixture(2).fit(np.array([[3], [1], [9]]))  # one word
+    assert np.isfinite(model.elbo_)
+    # one word: every document's likelihood is 1, so the ELBO is the KL terms only, and near 0
+    assert model.elbo_ <= 1e-9
+    huge = np.array([[10**9, 1, 0], [2, 10**8, 5], [0, 3, 10**9]])
+    model = mb.DirichletMultinomialMixture(3).fit(huge)
+    assert np.isfinite(model.elbo_trace_).all()
+    assert len(set(model.labels_)) == 3
+
+
+def test_empty_documents_follow_the_weights():
+    corpus, _ = mb.datasets.make_dmm_corpus(100, 40, 2, random_state=0)
+    X = corpus.counts.toarray()
+    X[:5] = 0
+    model = mb.DirichletMultinomialMixture(2).fit(X)
+    proba = model.predict_proba(X[:5])
+    expected = np.exp(dirichlet_expected_log(model.weight_concentration_))
+    np.testing.assert_allclose(proba, np.tile(expected / expected.sum(), (5, 1)))
+
+
+def test_sparse_and_dense_inputs_agree():
+    corpus, _ = mb.datasets.make_dmm_corpus(100, 40, 3, random_state=1)
+    a = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
+    b = mb.DirichletMultinomialMixture(3).fit(corpus.counts.toarray())
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_allclose(a.elbo_trace_, b.elbo_trace_)
+
+
+def test_select_n_clusters_finds_the_true_k():
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 150, 4, mean_length=30, random_state=9)
+    selection = mb.select_n_clusters(corpus.counts, range(1, 8))
+    assert selection.best_k == 4
+    assert [row["k"] for row in selection.table] == list(range(1, 8))
+    row = selection.table[3]
+    assert row["score"] == pytest.approx(row["elbo"] + np.log(24))
+    assert selection.best_model.n_components == 4
