@@ -1,0 +1,101 @@
+"""Each conjugate quantity checked two independent ways (closed form vs scipy / Monte Carlo)."""
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from scipy.special import gammaln
+
+from mixbayes.families.dirichlet import (
+    dirichlet_expected_log,
+    dirichlet_neg_kl,
+    fit_symmetric_concentration,
+)
+from mixbayes.families.multinomial import (
+    MultinomialFamily,
+    dirichlet_multinomial_logpmf,
+    log_multinomial_coefficient,
+)
+
+
+def test_expected_log_matches_monte_carlo():
+    rng = np.random.default_rng(0)
+    c = np.array([0.3, 2.0, 5.0, 0.9])
+    draws = stats.dirichlet(c).rvs(200_000, random_state=rng)
+    mc = np.log(draws).mean(axis=0)
+    se = np.log(draws).std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(dirichlet_expected_log(c) - mc) < 5 * se)
+
+
+def test_neg_kl_matches_monte_carlo_and_is_zero_at_the_prior():
+    rng = np.random.default_rng(1)
+    c, a = np.array([1.5, 0.4, 3.0]), 0.7
+    q, p = stats.dirichlet(c), stats.dirichlet(np.full(3, a))
+    draws = q.rvs(200_000, random_state=rng)
+    draws = np.clip(draws, 1e-300, None)
+    draws /= draws.sum(axis=1, keepdims=True)
+    terms = p.logpdf(draws.T) - q.logpdf(draws.T)
+    assert dirichlet_neg_kl(c, a) == pytest.approx(terms.mean(), abs=5 * terms.std() / np.sqrt(len(terms)))
+    assert dirichlet_neg_kl(np.full((2, 3), a), a) == pytest.approx(0.0, abs=1e-12)
+    assert dirichlet_neg_kl(c, a) < 0
+
+
+@pytest.mark.parametrize("true_a", [0.05, 0.5, 3.0])
+def test_fitted_concentration_is_the_maximiser(true_a):
+    rng = np.random.default_rng(2)
+    dim, rows = 20, 50
+    draws = np.clip(rng.dirichlet(np.full(dim, true_a), size=rows), 1e-300, None)
+    s = float(np.log(draws).sum())
+    a_hat = fit_symmetric_concentration(s, rows, dim, start=1.0)
+
+    def f(a):
+        return rows * (gammaln(dim * a) - dim * gammaln(a)) + (a - 1) * s
+
+    assert f(a_hat) >= f(a_hat * 1.01) and f(a_hat) >= f(a_hat / 1.01)
+    assert a_hat == pytest.approx(true_a, rel=0.3)
+
+
+def test_multinomial_coefficient_matches_scipy():
+    rng = np.random.default_rng(3)
+    X = rng.poisson(2.0, size=(6, 5))
+    X[2] = 0
+    X[-1] = 0  # trailing empty document
+    got = log_multinomial_coefficient(sp.csr_matrix(X))
+    for i, row in enumerate(X):
+        n = row.sum()
+        p = np.full(5, 0.2)
+        expected = stats.multinomial(n, p).logpmf(row) - np.sum(row * np.log(p)) if n else 0.0
+        assert got[i] == pytest.approx(expected, abs=1e-10)
+
+
+def test_dirichlet_multinomial_pmf_sums_to_one_and_matches_scipy():
+    c = np.array([0.3, 1.2, 2.0])
+    n = 4
+    outcomes = [y for y in itertools.product(range(n + 1), repeat=3) if sum(y) == n]
+    total = sum(np.exp(dirichlet_multinomial_logpmf(y, c)) for y in outcomes)
+    assert total == pytest.approx(1.0, abs=1e-12)
+    ref = stats.dirichlet_multinomial(c, n)
+    for y in outcomes:
+        assert dirichlet_multinomial_logpmf(y, c) == pytest.approx(ref.logpmf(y), abs=1e-10)
+
+
+def test_sufficient_statistics_add_over_disjoint_documents():
+    rng = np.random.default_rng(4)
+    X = sp.csr_matrix(rng.poisson(1.0, size=(40, 7)))
+    resp = rng.dirichlet(np.ones(3), size=40)
+    fam = MultinomialFamily(0.1)
+    whole = fam.sufficient_statistics(X, resp)
+    parts = fam.sufficient_statistics(X[:15], resp[:15]) + fam.sufficient_statistics(X[15:], resp[15:])
+    np.testing.assert_allclose(whole, parts, rtol=1e-12)
+
+
+def test_expected_log_likelihood_matches_dense_formula():
+    rng = np.random.default_rng(5)
+    X = rng.poisson(1.0, size=(10, 6))
+    phi = rng.gamma(2.0, size=(3, 6))
+    fam = MultinomialFamily(0.1)
+    elog = fam.expected_log_params(phi)
+    got = fam.expected_log_likelihood(sp.csr_matrix(X), elog)
+    np.testing.assert_allclose(got, X @ elog.T, rtol=1e-12)

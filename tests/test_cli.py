@@ -1,0 +1,83 @@
+"""The mixbayes command end to end, in a subprocess, on small files."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mixbayes as mb
+
+
+def _run(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "mixbayes.cli", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def small_corpus(tmp_path):
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 50, 3, mean_length=30, random_state=0)
+    corpus.write(tmp_path / "data", format="mtx")
+    return tmp_path / "data" / "counts.mtx", corpus
+
+
+def test_cluster_end_to_end(tmp_path, small_corpus):
+    path, corpus = small_corpus
+    result = _run("cluster", str(path), "--model", "dmm", "-k", "3", "--out", "out", "-q",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    for name in ("assignments.csv", "clusters.json", "model.npz", "summary.json",
+                 "convergence.png", "top_words.png"):
+        assert (out / name).stat().st_size > 0, name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["scores"]["nmi"] > 0.9  # labels.txt beside the matrix were picked up
+    assert "NMI" in result.stdout and "cluster" in result.stdout
+    clusters = json.loads((out / "clusters.json").read_text())
+    assert sum(c["size"] for c in clusters) == 120
+    lines = (out / "assignments.csv").read_text().splitlines()
+    assert lines[0] == "doc_id,cluster,probability,label" and len(lines) == 121
+    model = mb.load(out / "model.npz")
+    np.testing.assert_array_equal(model.predict(corpus.counts), model.labels_)
+
+
+def test_cluster_with_selection_and_text_input(tmp_path):
+    corpus, _ = mb.datasets.make_dmm_corpus(90, 40, 2, mean_length=20, random_state=1)
+    corpus.write(tmp_path / "docs.txt", format="lines")
+    (tmp_path / "gold.txt").write_text("\n".join(map(str, corpus.labels)) + "\n")
+    result = _run("cluster", "docs.txt", "--select", "1:4", "--labels", "gold.txt",
+                  "--out", "sel", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "sel" / "summary.json").read_text())
+    assert summary["best_k"] == 2 and len(summary["selection"]) == 4
+    assert (tmp_path / "sel" / "selection.png").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (("cluster", "missing.mtx"), "no such file"),
+    (("cluster", "bad.txt", "-k", "0"), "n_components must be an integer >= 1"),
+])
+def test_errors_are_one_line_and_nonzero(tmp_path, args, message):
+    (tmp_path / "bad.txt").write_text("alpha beta\ngamma delta\n")
+    result = _run(*args, "-q", cwd=tmp_path)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_usage_error_exit_code(tmp_path):
+    result = _run("cluster", "x.mtx", "--select", "5:2", cwd=tmp_path)
+    assert result.returncode == 2 and "--select" in result.stderr
+
+
+def test_demo_runs_on_embedded_corpus(tmp_path):
+    result = _run("demo", "--out", "demo", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    assert summary["n_documents"] == 3891 and summary["scores"]["nmi"] > 0.9
+    assert summary["seconds"] < 60

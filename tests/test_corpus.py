@@ -1,0 +1,193 @@
+"""Corpus readers and writers: every format round-trips; bad files get clear errors."""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mixbayes as mb
+
+TEXTS = [
+    "the cat sat on the mat",
+    "dogs and cats and dogs",
+    "",  # an empty document is kept
+    "the mat was red red red",
+]
+
+
+def _as_dicts(corpus):
+    """Each document as {term: count}, independent of vocabulary order."""
+    out = []
+    for i in range(corpus.n_documents):
+        row = corpus.counts[i]
+        out.append({corpus.vocabulary[j]: int(c) for j, c in zip(row.indices, row.data)})
+    return out
+
+
+@pytest.fixture
+def corpus():
+    c, _ = mb.datasets.make_dmm_corpus(25, 15, 2, mean_length=6, random_state=0)
+    return c.with_labels([f"class{k}" for k in c.labels])
+
+
+def test_from_texts_counts_and_options():
+    c = mb.Corpus.from_texts(TEXTS)
+    assert c.n_documents == 4
+    assert _as_dicts(c)[0] == {"the": 2, "cat": 1, "sat": 1, "on": 1, "mat": 1}
+    assert _as_dicts(c)[2] == {}
+    c = mb.Corpus.from_texts(TEXTS, stop_words="english")
+    assert "the" not in set(c.vocabulary)
+    c = mb.Corpus.from_texts(TEXTS, min_df=2)
+    assert set(c.vocabulary) == {"the", "mat"}
+    c = mb.Corpus.from_texts(TEXTS, max_features=2)
+    assert c.n_terms == 2
+    with pytest.raises(ValueError, match="texts: empty vocabulary"):
+        mb.Corpus.from_texts(["the and of", "a an"], stop_words="english")
+
+
+def test_mtx_round_trip(tmp_path, corpus):
+    corpus.write(tmp_path / "c", format="mtx")
+    back = mb.read_corpus(tmp_path / "c" / "counts.mtx")
+    assert (back.counts != corpus.counts).nnz == 0
+    np.testing.assert_array_equal(back.vocabulary, corpus.vocabulary)
+    np.testing.assert_array_equal(back.doc_ids, corpus.doc_ids)
+    np.testing.assert_array_equal(back.labels, corpus.labels)
+    # the folder itself, and a gzipped matrix, read the same
+    assert (mb.read_corpus(tmp_path / "c").counts != corpus.counts).nnz == 0
+    with open(tmp_path / "c" / "counts.mtx", "rb") as src, gzip.open(tmp_path / "c" / "counts.mtx.gz", "wb") as dst:
+        dst.write(src.read())
+    os.remove(tmp_path / "c" / "counts.mtx")
+    assert (mb.read_corpus(tmp_path / "c" / "counts.mtx.gz").counts != corpus.counts).nnz == 0
+
+
+def test_uci_round_trip(tmp_path, corpus):
+    corpus.write(tmp_path / "u", format="uci")
+    back = mb.read_corpus(tmp_path / "u" / "docword.corpus.txt")
+    assert (back.counts != corpus.counts).nnz == 0
+    np.testing.assert_array_equal(back.vocabulary, corpus.vocabulary)
+    with open(tmp_path / "u" / "docword.corpus.txt", "rb") as src, gzip.open(tmp_path / "u" / "docword.corpus.txt.gz", "wb") as dst:
+        dst.write(src.read())
+    back = mb.read_corpus(tmp_path / "u" / "docword.corpus.txt.gz")
+    assert (back.counts != corpus.counts).nnz == 0
+
+
+def test_lines_round_trip(tmp_path, corpus):
+    path = tmp_path / "docs.txt"
+    corpus.write(path, format="lines")
+    back = mb.read_corpus(path, token_pattern=r"\S+", lowercase=False)
+    assert _as_dicts(back) == _as_dicts(corpus)
+    # and a gzipped copy with labels from a file
+    with open(path, "rb") as src, gzip.open(tmp_path / "docs.txt.gz", "wb") as dst:
+        dst.write(src.read())
+    (tmp_path / "gold.txt").write_text("\n".join(map(str, corpus.labels)) + "\n")
+    back = mb.read_corpus(tmp_path / "docs.txt.gz", labels=tmp_path / "gold.txt",
+                          token_pattern=r"\S+", lowercase=False)
+    assert _as_dicts(back) == _as_dicts(corpus)
+    np.testing.assert_array_equal(back.labels, corpus.labels)
+
+
+def test_text_file_folder_and_csv_agree_with_from_texts(tmp_path):
+    expected = _as_dicts(mb.Corpus.from_texts(TEXTS))
+    (tmp_path / "lines.txt").write_text("\n".join(TEXTS) + "\n")
+    assert _as_dicts(mb.read_corpus(tmp_path / "lines.txt")) == expected
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for i, text in enumerate(TEXTS):
+        (folder / f"doc{i}.txt").write_text(text)
+    (folder / "labels.txt").write_text("a\nb\nc\nd\n")
+    got = mb.read_corpus(folder)
+    assert _as_dicts(got) == expected
+    assert list(got.doc_ids) == ["doc0", "doc1", "doc2", "doc3"]
+    assert list(got.labels) == ["a", "b", "c", "d"]
+
+    import csv
+
+    with open(tmp_path / "docs.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "body", "topic"])
+        for i, text in enumerate(TEXTS):
+            writer.writerow([f"d{i}", text, i % 2])
+    got = mb.read_corpus(tmp_path / "docs.csv", text_column="body", id_column="id",
+                         label_column="topic")
+    assert _as_dicts(got) == expected
+    assert list(got.doc_ids) == ["d0", "d1", "d2", "d3"]
+    assert list(got.labels) == ["0", "1", "0", "1"]
+    with pytest.raises(ValueError, match="text_column='text' is not a column"):
+        mb.read_corpus(tmp_path / "docs.csv")
+
+
+def test_labels_beside_are_attached_only_when_lengths_match(tmp_path, corpus):
+    corpus.write(tmp_path / "c", format="mtx")
+    (tmp_path / "c" / "labels.txt").write_text("x\ny\n")  # wrong length: ignored, not an error
+    assert mb.read_corpus(tmp_path / "c").labels is None
+    with pytest.raises(ValueError, match="labels has 2 entries but the corpus has 25"):
+        mb.read_corpus(tmp_path / "c", labels=tmp_path / "c" / "labels.txt")
+
+
+def test_corpus_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        mb.read_corpus(tmp_path / "missing.mtx")
+    (tmp_path / "notes.doc").write_text("x")
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        mb.read_corpus(tmp_path / "notes.doc")
+    (tmp_path / "bad.mtx").write_text("this is not a matrix\n")
+    with pytest.raises(ValueError, match="not a readable Matrix Market file"):
+        mb.read_corpus(tmp_path / "bad.mtx")
+    with pytest.raises(ValueError, match="vocabulary has 2 terms but the count matrix has 3"):
+        mb.Corpus(np.ones((2, 3), dtype=int), ["a", "b"])
+    with pytest.raises(ValueError, match="doc_ids has 1 entries"):
+        mb.Corpus(np.ones((2, 3), dtype=int), ["a", "b", "c"], doc_ids=["x"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="holds no .mtx"):
+        mb.read_corpus(empty)
+    c = mb.Corpus(np.ones((2, 3), dtype=int), ["a", "b", "c"])
+    c.write(tmp_path / "u", format="uci")
+    os.remove(tmp_path / "u" / "vocab.corpus.txt")
+    with pytest.raises(FileNotFoundError, match="no vocab.corpus.txt"):
+        mb.read_corpus(tmp_path / "u" / "docword.corpus.txt")
+
+
+def test_vocabulary_mismatch_in_files_is_reported(tmp_path, corpus):
+    corpus.write(tmp_path / "c", format="mtx")
+    (tmp_path / "c" / "vocab.txt").write_text("only\ntwo\n")
+    with pytest.raises(ValueError, match="vocabulary has 2 terms but the count matrix has 15"):
+        mb.read_corpus(tmp_path / "c")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read files without permission")
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "secret.txt"
+    path.write_text("a b c\n")
+    path.chmod(0)
+    with pytest.raises(PermissionError, match="cannot read"):
+        mb.read_corpus(path)
+
+
+def test_embedded_classic3():
+    c = mb.datasets.load_classic3()
+    assert c.counts.shape == (3891, 4303) and c.counts.nnz == 176347
+    assert sp.isspmatrix_csr(c.counts) and c.counts.dtype == np.int64
+    values, sizes = np.unique(c.labels, return_counts=True)
+    assert dict(zip(values, sizes)) == {"CISI": 1460, "CRANFIELD": 1398, "MEDLINE": 1033}
+
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data is absent")
+@pytest.mark.parametrize("name,shape", [
+    ("dblp3", (894, 189)), ("congress109", (529, 1000)), ("classic3", (3891, 4303)),
+])
+def test_reads_shared_matrix_market_sets(name, shape):
+    c = mb.read_corpus(os.path.join(SHARED, name))
+    assert c.counts.shape == shape and c.labels is not None
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data is absent")
+def test_reads_shared_one_document_per_line_sets():
+    c = mb.read_corpus(os.path.join(SHARED, "tweet", "docs.txt.gz"), token_pattern=r"\S+")
+    assert c.n_documents == 2472 and c.labels is not None
