@@ -153,7 +153,7 @@ def run(args, stream=sys.stdout):
             options["text_column"] = args.text_column
         corpus = read_corpus(args.input, labels=args.labels, **options)
         estimator = DirichletMultinomialMixture(
-            args.n_components or 10, inference=args.inference, n_init=args.n_init,
+            10 if args.n_components is None else args.n_components, inference=args.inference, n_init=args.n_init,
             random_state=args.seed, verbose=verbose,
         )
         settings = dict(model=args.model, input=args.input, inference=args.inference,
