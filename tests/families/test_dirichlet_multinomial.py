@@ -86,16 +86,37 @@ def test_sufficient_statistics_add_over_disjoint_documents():
     X = sp.csr_matrix(rng.poisson(1.0, size=(40, 7)))
     resp = rng.dirichlet(np.ones(3), size=40)
     fam = MultinomialFamily(0.1)
-    whole = fam.sufficient_statistics(X, resp)
-    parts = fam.sufficient_statistics(X[:15], resp[:15]) + fam.sufficient_statistics(X[15:], resp[15:])
+    whole = fam.sufficient_statistics(fam.prepare(X), resp)
+    parts = fam.sufficient_statistics(fam.prepare(X[:15]), resp[:15]) + fam.sufficient_statistics(
+        fam.prepare(X[15:]), resp[15:]
+    )
     np.testing.assert_allclose(whole, parts, rtol=1e-12)
+    np.testing.assert_allclose(whole, X.T.toarray() @ resp, rtol=1e-12)
 
 
-def test_expected_log_likelihood_matches_dense_formula():
+def test_kernels_match_the_numpy_reference():
+    """The numba pass equals digamma/gammaln from scipy, including the Taylor branch."""
     rng = np.random.default_rng(5)
-    X = rng.poisson(1.0, size=(10, 6))
-    phi = rng.gamma(2.0, size=(3, 6))
-    fam = MultinomialFamily(0.1)
-    elog = fam.expected_log_params(phi)
-    got = fam.expected_log_likelihood(sp.csr_matrix(X), elog)
-    np.testing.assert_allclose(got, X @ elog.T, rtol=1e-12)
+    n, p, K, theta = 30, 12, 4, 0.1
+    X = sp.csr_matrix(rng.poisson(1.0, size=(n, p)))
+    fam = MultinomialFamily(theta)
+    stats_PK = rng.gamma(1.0, size=(p, K))
+    stats_PK[rng.random((p, K)) < 0.5] *= 1e-9  # tiny statistics take the Taylor branch
+    stats_PK[0, 0] = 0.0
+    phi_PK = fam.posterior(stats_PK)
+    got = fam.expectations(phi_PK)
+    reference = dirichlet_expected_log(phi_PK.T).T
+    np.testing.assert_allclose(got.expected_log_PK, reference, rtol=1e-13, atol=1e-13)
+    assert got.neg_kl == pytest.approx(dirichlet_neg_kl(phi_PK.T, theta), rel=1e-12)
+    data = fam.prepare(X)
+    np.testing.assert_allclose(fam.expected_log_likelihood(data, got), X @ reference, rtol=1e-12)
+
+
+@pytest.mark.parametrize("x", [1e-4, 0.1, 0.5, 1.0, 5.9, 6.0, 37.5, 1e6])
+def test_numba_digamma_and_trigamma(x):
+    from scipy.special import digamma as sc_digamma, polygamma
+
+    from mixbayes.families._count_kernels import digamma, trigamma
+
+    assert digamma(x) == pytest.approx(sc_digamma(x), rel=1e-14, abs=1e-14)
+    assert trigamma(x) == pytest.approx(polygamma(1, x), rel=1e-13)

@@ -26,11 +26,14 @@ The collapsed form (document 1, Appendix A) integrates :math:`\beta_k` out:
     p(y_i \mid z_i = k, \theta) = \binom{y_{i+}}{y_i}\frac{B(y_i + \theta)}{B(\theta\mathbf 1_p)}.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from .dirichlet import dirichlet_expected_log, dirichlet_neg_kl, fit_symmetric_concentration
+from ._count_kernels import compressed_times_dense, dirichlet_columns, responsibilities
+from .dirichlet import fit_symmetric_concentration
 
 
 def log_multinomial_coefficient(X):
@@ -57,20 +60,44 @@ def dirichlet_multinomial_logpmf(y, pseudo_counts):
     )
 
 
+@dataclass
+class CountData:
+    """Counts in both sparse orientations, with the per-document base measure computed once."""
+
+    csr: sp.csr_matrix
+    csc: sp.csc_matrix
+    log_base: np.ndarray  # (n,) log multinomial coefficients
+
+    @property
+    def shape(self):
+        return self.csr.shape
+
+
+@dataclass
+class WordExpectations:
+    """What the local step and the ELBO need from q(beta): E[log beta] and the KL term."""
+
+    expected_log_PK: np.ndarray  # (p, K), word-major
+    neg_kl: float
+
+
 class MultinomialFamily:
-    """Conjugate multinomial–Dirichlet family for the CAVI loop.
+    r"""Conjugate multinomial–Dirichlet family for the CAVI loop.
 
     Parameters
     ----------
     concentration : float
-        Symmetric Dirichlet prior concentration :math:`\\theta` on each component's word
+        Symmetric Dirichlet prior concentration :math:`\theta` on each component's word
         distribution.
 
     Notes
     -----
-    The posterior of the family is the ``(K, p)`` array of Dirichlet concentrations ``phi``.
-    Its "expected parameters" are :math:`E[\\log\\beta]`, from which the evidence of every
-    document under every component is one sparse product ``X @ E[log beta].T``.
+    The posterior is the word-major ``(p, K)`` array of Dirichlet parameters
+    :math:`\phi^\top`; the expectations hold :math:`E[\log\beta]^\top`, so that the
+    evidence of every document under every component is one sparse product
+    ``X @ E[log beta].T``. The hot paths are the numba kernels of
+    :mod:`mixbayes.families._count_kernels`; :mod:`mixbayes.families.dirichlet` is the
+    readable reference they are tested against.
     """
 
     def __init__(self, concentration):
@@ -78,43 +105,69 @@ class MultinomialFamily:
 
     # -- data ------------------------------------------------------------------------------
     @staticmethod
-    def log_base_measure(X):
+    def prepare(X):
+        """Wrap validated CSR counts for repeated use by the loop."""
+        X = sp.csr_matrix(X)
+        return CountData(X, X.tocsc(), log_multinomial_coefficient(X))
+
+    @staticmethod
+    def log_base_measure(data):
         """Per-document terms of the log-likelihood that do not depend on the component."""
-        return log_multinomial_coefficient(X)
+        return data.log_base
 
     # -- global step ----------------------------------------------------------------------
     @staticmethod
-    def sufficient_statistics(X, resp):
-        """Return the ``(K, p)`` expected word counts :math:`\\sum_i r_{ik} y_{il}`."""
-        return np.asarray((X.T @ resp).T)
+    def sufficient_statistics(data, resp):
+        r"""Return the ``(p, K)`` expected word counts :math:`\sum_i r_{ik} y_{il}`."""
+        csc = data.csc
+        return compressed_times_dense(
+            csc.indptr, csc.indices, csc.data.astype(np.float64), np.ascontiguousarray(resp)
+        )
 
     def posterior(self, stats):
-        """Conjugate update :math:`\\phi = \\theta + \\text{stats}`."""
+        r"""Conjugate update :math:`\phi = \theta + \text{stats}` (word-major)."""
         return self.concentration + stats
 
+    def expectations(self, posterior):
+        r""":math:`E[\log\beta]` under every ``Dir(phi_k)`` and the KL term, in one pass."""
+        p, K = posterior.shape
+        theta = self.concentration
+        expected_log, totals, partial = dirichlet_columns(np.ascontiguousarray(posterior), theta)
+        neg_kl = K * gammaln(p * theta) - gammaln(totals).sum() + partial.sum()
+        return WordExpectations(expected_log, float(neg_kl))
+
     @staticmethod
-    def expected_log_params(posterior):
-        """:math:`E[\\log\\beta_{kl}]` under ``Dir(phi_k)``."""
-        return dirichlet_expected_log(posterior)
+    def neg_kl(posterior, expectations):
+        r""":math:`\sum_k E_q[\log p(\beta_k)] - E_q[\log q(\beta_k)]`."""
+        return expectations.neg_kl
 
-    def neg_kl(self, posterior, expected_log_params):
-        """:math:`\\sum_k E_q[\\log p(\\beta_k)] - E_q[\\log q(\\beta_k)]`."""
-        return dirichlet_neg_kl(posterior, self.concentration, expected_log_params)
-
-    def fit_prior(self, posterior, expected_log_params):
-        """Empirical-Bayes update of :math:`\\theta` (maximises the ELBO given ``phi``)."""
-        K, p = posterior.shape
+    def fit_prior(self, posterior, expectations):
+        r"""Empirical-Bayes update of :math:`\theta` (maximises the ELBO given ``phi``)."""
+        p, K = posterior.shape
         self.concentration = fit_symmetric_concentration(
-            float(expected_log_params.sum()), K, p, self.concentration
+            float(expectations.expected_log_PK.sum()), K, p, self.concentration
         )
 
     # -- local step -----------------------------------------------------------------------
     @staticmethod
-    def expected_log_likelihood(X, expected_log_params):
-        """Return the ``(n, K)`` array :math:`\\sum_l y_{il} E[\\log\\beta_{kl}]` (no base measure)."""
-        return np.asarray(X @ expected_log_params.T)
+    def expected_log_likelihood(data, expectations):
+        r"""Return the ``(n, K)`` array :math:`\sum_l y_{il} E[\log\beta_{kl}]` (no base measure)."""
+        csr = data.csr
+        return compressed_times_dense(
+            csr.indptr, csr.indices, csr.data.astype(np.float64), expectations.expected_log_PK
+        )
+
+    @staticmethod
+    def responsibilities(data, expectations, expected_log_weights):
+        """Fused local step: the row-softmax of ``E[log lambda] + X @ E[log beta].T`` and its
+        log normaliser, in one pass over the documents."""
+        csr = data.csr
+        return responsibilities(
+            csr.indptr, csr.indices, csr.data.astype(np.float64), expectations.expected_log_PK,
+            np.ascontiguousarray(expected_log_weights, dtype=np.float64),
+        )
 
     @staticmethod
     def point_estimate(posterior):
-        """Posterior mean word distributions, rows on the simplex."""
-        return posterior / posterior.sum(axis=1, keepdims=True)
+        """Posterior mean word distributions as a ``(K, p)`` array, rows on the simplex."""
+        return np.ascontiguousarray((posterior / posterior.sum(axis=0)).T)

@@ -34,7 +34,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -55,7 +54,7 @@ class MixtureState:
     weight_concentration: np.ndarray  # (K,) Dirichlet parameters of q(lambda)
     family_posterior: object  # family-specific posterior of the component parameters
     expected_log_weights: np.ndarray  # (K,) E[log lambda]
-    expected_log_params: object  # family-specific expectations used by the local step
+    family_expectations: object  # family-specific expectations used by the local step and KL
     weight_prior: float  # alpha (may be fitted)
     family_prior: object  # the family's prior hyperparameter(s) (may be fitted)
 
@@ -79,44 +78,51 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         return rng.dirichlet(np.ones(self.n_components), size=X.shape[0])
 
     # ---------------------------------------------------------------- the two blocks
-    def _global_step(self, X, resp, family, weight_prior, fit_priors=False):
-        """Update q(lambda), q(beta) (and the priors when ``fit_priors``) from responsibilities."""
+    def _global_step(self, data, resp, family, weight_prior, fit_priors=False):
+        """Update q(lambda), q(beta) from responsibilities (and the priors when ``fit_priors``).
+
+        With ``fit_priors`` the order is: posteriors given the old priors, then each prior given
+        its posterior (Newton on the concave expected log prior), then the posteriors again
+        given the new priors. Each is an exact coordinate maximum, so the ELBO cannot decrease.
+        """
         counts = resp.sum(axis=0)
+        stats = family.sufficient_statistics(data, resp)
         weight_concentration = weight_prior + counts
-        posterior = family.posterior(family.sufficient_statistics(X, resp))
-        expected_log_params = family.expected_log_params(posterior)
-        expected_log_weights = dirichlet_expected_log(weight_concentration)
+        posterior = family.posterior(stats)
+        expectations = family.expectations(posterior)
         if fit_priors:
-            # each is an exact coordinate maximum of the ELBO, so the bound stays monotone
             weight_prior = fit_symmetric_concentration(
-                float(expected_log_weights.sum()), 1, self.n_components, weight_prior
+                float(dirichlet_expected_log(weight_concentration).sum()), 1,
+                self.n_components, weight_prior,
             )
-            family.fit_prior(posterior, expected_log_params)
+            family.fit_prior(posterior, expectations)
+            weight_concentration = weight_prior + counts
+            posterior = family.posterior(stats)
+            expectations = family.expectations(posterior)
         return MixtureState(
-            weight_concentration, posterior, expected_log_weights, expected_log_params,
-            weight_prior, _copy_prior(family),
+            weight_concentration, posterior, dirichlet_expected_log(weight_concentration),
+            expectations, weight_prior, family.concentration,
         )
 
     def _joint_log_evidence(self, X, state, family):
         """Return ``L`` of shape (n, K): E[log lambda_k] + E[log f(x_i | beta_k)]."""
         return state.expected_log_weights + family.expected_log_likelihood(
-            X, state.expected_log_params
+            X, state.family_expectations
         )
 
     def _global_terms(self, state, family):
         """The KL terms of the ELBO for the global factors (negated)."""
         return dirichlet_neg_kl(
             state.weight_concentration, state.weight_prior, state.expected_log_weights
-        ) + family.neg_kl(state.family_posterior, state.expected_log_params)
+        ) + family.neg_kl(state.family_posterior, state.family_expectations)
 
-    def _elbo(self, X, resp, state, family, log_base=None):
-        """The ELBO at arbitrary responsibilities ``resp`` and global ``state`` (reference path).
+    def _elbo(self, data, resp, state, family):
+        """The ELBO at arbitrary responsibilities ``resp`` and global ``state``, term by term.
 
         Used by tests to check that each block update is a coordinate maximum.
         """
-        if log_base is None:
-            log_base = family.log_base_measure(X)
-        L = self._joint_log_evidence(X, state, family)
+        log_base = family.log_base_measure(data)
+        L = self._joint_log_evidence(data, state, family)
         with np.errstate(divide="ignore", invalid="ignore"):
             entropy = -np.sum(np.where(resp > 0, resp * np.log(resp), 0.0))
         return float(log_base.sum() + np.sum(resp * L) + entropy + self._global_terms(state, family))
@@ -163,21 +169,22 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 stacklevel=2,
             )
         self._set_fitted(best)
-        return best["log_resp"].argmax(axis=1)
+        return self.labels_
 
     def _fit_single(self, X, rng, run):
         family = self._make_family(X)
-        log_base = family.log_base_measure(X)
-        constant = float(log_base.sum())
+        data = family.prepare(X)
+        constant = float(family.log_base_measure(data).sum())
         resp = self._initial_responsibilities(X, family, rng)
         fit_priors = bool(getattr(self, "fit_priors", False))
-        state = self._global_step(X, resp, family, float(self._weight_prior()), fit_priors)
+        state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
         trace = []
         converged, last_change = False, np.inf
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}") as bar:
             for _ in range(self.max_iter):
-                L = self._joint_log_evidence(X, state, family)
-                log_norm = logsumexp(L, axis=1, keepdims=True)
+                resp, log_norm = family.responsibilities(
+                    data, state.family_expectations, state.expected_log_weights
+                )
                 trace.append(constant + float(log_norm.sum()) + self._global_terms(state, family))
                 bar.update()
                 if len(trace) > 1:
@@ -186,12 +193,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                     if abs(last_change) <= self.tol:
                         converged = True
                         break
-                state = self._global_step(
-                    X, np.exp(L - log_norm), family, state.weight_prior, fit_priors
-                )
+                state = self._global_step(data, resp, family, state.weight_prior, fit_priors)
         return dict(
             elbo=trace[-1], trace=np.asarray(trace), state=state, family=family,
-            log_resp=L - log_norm, converged=converged, last_change=abs(last_change),
+            labels=resp.argmax(axis=1), converged=converged, last_change=abs(last_change),
         )
 
     def _set_fitted(self, best):
@@ -200,7 +205,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self.elbo_ = float(best["elbo"])
         self.n_iter_ = len(best["trace"])
         self.converged_ = bool(best["converged"])
-        self.labels_ = best["log_resp"].argmax(axis=1)
+        self.labels_ = best["labels"]
         self._store_state(state)
 
     def _store_state(self, state):
@@ -217,11 +222,16 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def _weight_prior(self):
         return 1.0 if self.weight_concentration_prior is None else self.weight_concentration_prior
 
-    def _evidence(self, X):
+    def _local(self, X):
+        """Responsibilities and log normalisers of new data under the fitted factors."""
         check_is_fitted(self)
         X = self._check_X(X, reset=False)
         state, family = self._restore_state()
-        return X, self._joint_log_evidence(X, state, family), family
+        data = family.prepare(X)
+        resp, log_norm = family.responsibilities(
+            data, state.family_expectations, state.expected_log_weights
+        )
+        return resp, family.log_base_measure(data) + np.ravel(log_norm)
 
     def predict_proba(self, X):
         """Posterior probabilities q(z_i = k) of every sample under the fitted global factors.
@@ -230,13 +240,11 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_components)
         """
-        _, L, _ = self._evidence(X)
-        return np.exp(L - logsumexp(L, axis=1, keepdims=True))
+        return self._local(X)[0]
 
     def predict(self, X):
         """Most probable component of every sample."""
-        _, L, _ = self._evidence(X)
-        return L.argmax(axis=1)
+        return self._local(X)[0].argmax(axis=1)
 
     def score_samples(self, X):
         r"""Per-sample lower bound on :math:`\log p(x_i \mid \text{training data})`.
@@ -244,14 +252,20 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         :math:`\log h(x_i) + \operatorname{logsumexp}_k (E[\log\lambda_k] + E[\log f(x_i\mid\beta_k)])`,
         a bound by Jensen's inequality on the log posterior predictive density.
         """
-        X, L, family = self._evidence(X)
-        return family.log_base_measure(X) + logsumexp(L, axis=1)
+        return self._local(X)[1]
 
     def score(self, X, y=None):
         """Mean of :meth:`score_samples` over the samples of ``X`` (higher is better)."""
         return float(np.mean(self.score_samples(X)))
 
 
-def _copy_prior(family):
-    """Snapshot of the family's (possibly fitted) prior hyperparameter."""
-    return getattr(family, "concentration", None)
+def responsibilities_from_evidence(L):
+    """Row-wise softmax of ``L`` and its log normaliser (shape (n, 1)); one ``exp`` pass.
+
+    The generic local step for families without a fused kernel.
+    """
+    shift = L.max(axis=1, keepdims=True)
+    resp = np.exp(L - shift)  # exponents <= 0: no overflow
+    total = resp.sum(axis=1, keepdims=True)
+    resp /= total
+    return resp, shift + np.log(total)

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._progress import progress
 from .._validation import Interval, Options, RandomState, check_counts, check_n_features
 from ..families.dirichlet import dirichlet_expected_log
-from ..families.multinomial import MultinomialFamily
+from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
 
@@ -163,16 +163,16 @@ class DirichletMultinomialMixture(VariationalMixture):
 
     def _store_state(self, state):
         super()._store_state(state)
-        self.word_concentration_ = state.family_posterior
+        self.word_concentration_ = np.ascontiguousarray(state.family_posterior.T)
         self.word_prior_ = float(state.family_prior)
         self.components_ = MultinomialFamily.point_estimate(state.family_posterior)
 
     def _restore_state(self):
         family = MultinomialFamily(self.word_prior_)
+        posterior = np.ascontiguousarray(self.word_concentration_.T)
         state = MixtureState(
-            self.weight_concentration_, self.word_concentration_,
-            dirichlet_expected_log(self.weight_concentration_),
-            dirichlet_expected_log(self.word_concentration_),
+            self.weight_concentration_, posterior,
+            dirichlet_expected_log(self.weight_concentration_), family.expectations(posterior),
             self.weight_prior_, self.word_prior_,
         )
         return state, family
@@ -191,7 +191,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         check_n_components(self.n_components, X.shape[0])
         alpha, theta = float(self._weight_prior()), float(self.word_concentration_prior)
         family = MultinomialFamily(theta)
-        log_base_total = float(family.log_base_measure(X).sum())
+        log_base_total = float(log_multinomial_coefficient(X).sum())
         seeds = np.random.SeedSequence(
             check_random_state(self.random_state).integers(2**63)
         ).spawn(self.n_init)
@@ -214,12 +214,12 @@ class DirichletMultinomialMixture(VariationalMixture):
         # the posterior of (lambda, beta) given the kept sample is exactly the CAVI global
         # step with one-hot responsibilities, so prediction shares the VB code path
         resp = np.eye(self.n_components)[z]
-        state = self._global_step(X, resp, family, alpha)
-        elbo = self._elbo(X, resp, state, family)
+        data = family.prepare(X)
+        state = self._global_step(data, resp, family, alpha)
+        elbo = self._elbo(data, resp, state, family)
         self.log_joint_trace_ = trace
         self._set_fitted(dict(
-            trace=np.array([elbo]), elbo=elbo, state=state,
-            log_resp=np.where(resp > 0, 0.0, -np.inf), converged=True,
+            trace=np.array([elbo]), elbo=elbo, state=state, labels=z, converged=True,
         ))
         self.n_iter_ = self.n_sweeps
         return z
