@@ -31,26 +31,35 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
-# below this many tokens the ratio Gamma(a + y) / Gamma(a) is a short product of logs,
-# which is cheaper and more accurate than two lgamma calls
+# below this many tokens the ratio Gamma(a + y) / Gamma(a) is a short sum of logs read from a
+# table (counts are integers, so log(count + prior) takes finitely many values); above it, lgamma
 _SMALL = 8
+_TABLE_MAX = 1 << 22  # 32 MiB per table at most, whatever the counts
 
 
 @njit(cache=True, inline="always")
-def _log_rising(a, y):
-    """log Gamma(a + y) - log Gamma(a) for integer y >= 0."""
+def _log_rising(table, count, prior, y):
+    """log Gamma(count + prior + y) - log Gamma(count + prior), with table[m] = log(m + prior)."""
     if y <= _SMALL:
         total = 0.0
-        for j in range(y):
-            total += math.log(a + j)
+        if count + y <= table.shape[0]:
+            for j in range(y):
+                total += table[count + j]
+        else:  # counts beyond the table (huge documents): compute the logs
+            for j in range(y):
+                total += math.log(count + prior + j)
         return total
-    return math.lgamma(a + y) - math.lgamma(a)
+    return math.lgamma(count + prior + y) - math.lgamma(count + prior)
 
 
 @njit(cache=True)
 def _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K, alpha, theta,
-           uniforms, log_prob_K):
-    """One systematic-scan sweep over all documents, updating ``z`` and the counts in place."""
+           uniforms, log_prob_K, log_docs, log_words, log_tokens):
+    """One systematic-scan sweep over all documents, updating ``z`` and the counts in place.
+
+    ``log_docs[m] = log(m + alpha)``, ``log_words[m] = log(m + theta)`` and
+    ``log_tokens[m] = log(m + p theta)`` replace every ``log`` of the inner loop by a lookup.
+    """
     n = z.shape[0]
     K = docs_K.shape[0]
     p_theta = words_KP.shape[1] * theta
@@ -63,10 +72,10 @@ def _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K, alpha,
             words_KP[k_old, indices[e]] -= data[e]
         best = -np.inf
         for k in range(K):
-            lp = math.log(docs_K[k] + alpha)
+            lp = log_docs[docs_K[k]]
             for e in range(start, stop):
-                lp += _log_rising(words_KP[k, indices[e]] + theta, data[e])
-            lp -= _log_rising(tokens_K[k] + p_theta, lengths[i])
+                lp += _log_rising(log_words, words_KP[k, indices[e]], theta, data[e])
+            lp -= _log_rising(log_tokens, tokens_K[k], p_theta, lengths[i])
             log_prob_K[k] = lp
             if lp > best:
                 best = lp
@@ -125,7 +134,12 @@ def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total
     indptr, indices, data = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data
     data = data.astype(np.int64)
     scratch = np.empty(n_components)
+    table_size = min(int(lengths.sum()) + _SMALL + 1, _TABLE_MAX)
+    log_docs = np.log(np.arange(z.shape[0] + 1) + float(alpha))
+    log_words = np.log(np.arange(table_size) + float(theta))
+    log_tokens = np.log(np.arange(table_size) + X.shape[1] * float(theta))
     for _ in range(n_sweeps):
         _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K,
-               float(alpha), float(theta), rng.random(z.shape[0]), scratch)
+               float(alpha), float(theta), rng.random(z.shape[0]), scratch,
+               log_docs, log_words, log_tokens)
         yield z.copy(), collapsed_log_joint(docs_K, words_KP, alpha, theta, log_base_total)

@@ -1,0 +1,197 @@
+"""Document clustering, side by side in one process: our DMM (VB and Gibbs) against scikit-learn.
+
+For each corpus (classic3, dblp3, tweet, googlenews_t from ../shared/data) with K = the number of
+known classes, every method runs once per seed (10 seeds, single start each):
+
+* ``dmm-vb``   DirichletMultinomialMixture, CAVI, n_init=1
+* ``dmm-gibbs`` the same model by collapsed Gibbs sampling (``--sweeps`` sweeps)
+* ``kmeans``   scikit-learn KMeans on L2-normalised tf-idf (n_init=1)
+* ``lda``      scikit-learn LatentDirichletAllocation (batch), each document's argmax topic
+
+and we report NMI (arithmetic) mean ± sd over the seeds, the NMI of the run its own objective
+prefers (best ELBO / log joint / inertia / LDA bound), and the median wall time of one fit.
+It also measures the VB cost per CAVI iteration against one scipy sparse product
+``X @ E[log beta].T`` in the same process (the floor: a sweep needs two such products).
+
+Run:  python bench/bench_dmm.py [--seeds 10] [--sets classic3,dblp3,tweet,googlenews_t]
+      [--write docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+import warnings
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.feature_extraction.text import TfidfTransformer
+
+import mixbayes as mb
+
+DATA = os.environ.get(
+    "MIXBAYES_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+)
+
+
+def load(name):
+    folder = os.path.join(DATA, name)
+    if name in ("tweet", "googlenews_t"):
+        return mb.read_corpus(os.path.join(folder, "docs.txt.gz"), token_pattern=r"\S+")
+    return mb.read_corpus(folder)
+
+
+def run_vb(X, K, seed):
+    model = mb.DirichletMultinomialMixture(K, n_init=1, random_state=seed).fit(X)
+    return model.labels_, model.elbo_
+
+
+def run_gibbs(X, K, seed, sweeps):
+    model = mb.DirichletMultinomialMixture(
+        K, inference="gibbs", n_init=1, n_sweeps=sweeps, random_state=seed
+    ).fit(X)
+    return model.labels_, model.log_joint_trace_.max()
+
+
+def run_kmeans(T, K, seed):
+    km = KMeans(K, n_init=1, random_state=seed).fit(T)
+    return km.labels_, -km.inertia_
+
+
+def run_lda(X, K, seed):
+    lda = LatentDirichletAllocation(K, learning_method="batch", random_state=seed)
+    theta = lda.fit_transform(X)
+    return theta.argmax(axis=1), lda.score(X)
+
+
+def time_per_iteration(X, K):
+    """Seconds per CAVI iteration (difference of two fixed-length fits) and per scipy product."""
+    def fit(iters):
+        model = mb.DirichletMultinomialMixture(K, n_init=1, max_iter=iters, tol=0.0,
+                                               random_state=0)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mb.ConvergenceWarning)
+            model.fit(X)
+        return time.perf_counter() - start, model.n_iter_
+
+    fit(3)  # compile and warm up
+    short = min(fit(10) for _ in range(3))
+    long = min(fit(40) for _ in range(3))
+    per_iter = (long[0] - short[0]) / max(long[1] - short[1], 1)
+    rng = np.random.default_rng(0)
+    E = np.log(rng.dirichlet(np.ones(X.shape[1]), size=K))
+    Xf = X.astype(np.float64)
+    Xf @ E.T
+    product = []
+    for _ in range(20):
+        start = time.perf_counter()
+        Xf @ E.T
+        product.append(time.perf_counter() - start)
+    return per_iter, float(np.median(product)), (long[1], short[1])
+
+
+def summarise(name, results, truth):
+    nmis = [mb.metrics.nmi(truth, labels) for labels, _, _ in results]
+    best = max(range(len(results)), key=lambda i: results[i][1])
+    times = [t for _, _, t in results]
+    return dict(method=name, nmi_mean=float(np.mean(nmis)), nmi_sd=float(np.std(nmis, ddof=1))
+                if len(nmis) > 1 else 0.0, nmi_best=nmis[best], seconds=statistics.median(times))
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    labels, objective = fn(*args)
+    return labels, objective, time.perf_counter() - start
+
+
+def machine():
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numba
+    import sklearn
+
+    return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+            f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, numba {numba.__version__}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--sweeps", type=int, default=50)
+    parser.add_argument("--sets", default="classic3,dblp3,tweet,googlenews_t")
+    parser.add_argument("--methods", default="dmm-vb,dmm-gibbs,kmeans,lda")
+    parser.add_argument("--write", default=None, help="markdown file to write the tables into")
+    args = parser.parse_args()
+    methods = args.methods.split(",")
+    rows, speed = [], []
+    for name in args.sets.split(","):
+        corpus = load(name)
+        X, truth = corpus.counts, corpus.labels
+        K = len(np.unique(truth))
+        print(f"\n{name}: {X.shape[0]} docs x {X.shape[1]} terms, {X.nnz} non-zeros, K={K}",
+              flush=True)
+        T = TfidfTransformer().fit_transform(X)
+        runners = {
+            "dmm-vb": lambda s: timed(run_vb, X, K, s),
+            "dmm-gibbs": lambda s: timed(run_gibbs, X, K, s, args.sweeps),
+            "kmeans": lambda s: timed(run_kmeans, T, K, s),
+            "lda": lambda s: timed(run_lda, X, K, s),
+        }
+        runners["dmm-vb"](0)  # numba compilation is not part of any measurement
+        runners["dmm-gibbs"](0) if "dmm-gibbs" in methods else None
+        for method in methods:
+            results = [runners[method](seed) for seed in range(args.seeds)]
+            row = dict(dataset=name, K=K, **summarise(method, results, truth))
+            rows.append(row)
+            print(f"  {method:10s} NMI {row['nmi_mean']:.3f} ± {row['nmi_sd']:.3f}  "
+                  f"best-objective {row['nmi_best']:.3f}  {row['seconds']:.2f} s/fit", flush=True)
+        per_iter, product, iters = time_per_iteration(X, K)
+        speed.append(dict(dataset=name, K=K, per_iter=per_iter, product=product))
+        print(f"  VB {per_iter * 1e3:.2f} ms/iteration; scipy X @ E.T {product * 1e3:.2f} ms; "
+              f"ratio {per_iter / product:.2f}", flush=True)
+
+    table = ["| data set | K | method | NMI mean ± sd (10 seeds) | NMI of best-objective run | s per fit |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['dataset']} | {r['K']} | {r['method']} | {r['nmi_mean']:.3f} ± "
+                     f"{r['nmi_sd']:.3f} | {r['nmi_best']:.3f} | {r['seconds']:.2f} |")
+    table += ["", "| data set | K | VB ms per CAVI iteration | scipy `X @ E[log β]ᵀ` ms | ratio |",
+              "|---|---|---|---|---|"]
+    for s in speed:
+        table.append(f"| {s['dataset']} | {s['K']} | {s['per_iter'] * 1e3:.2f} | "
+                     f"{s['product'] * 1e3:.2f} | {s['per_iter'] / s['product']:.2f} |")
+    text = "\n".join(table)
+    print("\n" + text)
+    if args.write:
+        header = (f"## Document clustering (`python bench/bench_dmm.py`)\n\n"
+                  f"Run {time.strftime('%Y-%m-%d')} on {machine()}.\n\n")
+        _replace_section(args.write, "## Document clustering", header + text + "\n")
+
+
+def _replace_section(path, heading, body):
+    """Replace the section starting at ``heading`` (up to the next '## ') in a markdown file."""
+    old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    start = old.find(heading)
+    if start < 0:
+        new = old.rstrip("\n") + "\n\n" + body
+    else:
+        end = old.find("\n## ", start + len(heading))
+        new = old[:start] + body + (old[end + 1:] if end >= 0 else "")
+    with open(path, "w") as handle:
+        handle.write(new)
+
+
+if __name__ == "__main__":
+    main()
