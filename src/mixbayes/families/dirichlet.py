@@ -14,17 +14,17 @@ Every function works row-wise on a 2-D array of concentrations (one Dirichlet pe
 """
 
 import numpy as np
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammaln, polygamma
 
 
 def dirichlet_expected_log(concentration):
-    """Return :math:`E[\\log \\pi]` for each row of ``concentration`` (last axis sums to one)."""
+    r"""Return :math:`E[\log \pi]` for each row of ``concentration`` (last axis sums to one)."""
     concentration = np.asarray(concentration, dtype=float)
     return digamma(concentration) - digamma(concentration.sum(axis=-1, keepdims=True))
 
 
 def dirichlet_neg_kl(concentration, prior, expected_log=None):
-    """Return :math:`-\\mathrm{KL}(\\mathrm{Dir}(c)\\,\\|\\,\\mathrm{Dir}(a\\mathbf 1))` summed over rows.
+    r"""Return :math:`-\mathrm{KL}(\mathrm{Dir}(c)\,\|\,\mathrm{Dir}(a\mathbf 1))` summed over rows.
 
     Parameters
     ----------
@@ -47,40 +47,67 @@ def dirichlet_neg_kl(concentration, prior, expected_log=None):
     )
 
 
-def fit_symmetric_concentration(sum_expected_log, n_rows, dim, start):
-    r"""Empirical-Bayes symmetric Dirichlet concentration maximising the expected log prior.
+_LOG_BOUNDS = (np.log(1e-6), np.log(1e4))
 
-    Maximises :math:`f(a) = R[\log\Gamma(Da) - D\log\Gamma(a)] + (a-1)S` over :math:`a>0`, where
-    ``S = sum_expected_log`` is :math:`\sum E[\log\pi]` over ``R = n_rows`` Dirichlets of
-    dimension ``D = dim``. :math:`f` is concave in :math:`a`; Newton's method on
-    :math:`\log a` from ``start``, with step halving so that :math:`f` never decreases.
+
+def fit_polya_concentration(stats, totals, dim, start):
+    r"""Empirical-Bayes symmetric concentration: the exact ELBO maximiser given the statistics.
+
+    For :math:`R` Dirichlets of dimension :math:`D = ` ``dim`` whose variational factors are
+    optimal, :math:`q = \mathrm{Dir}(a + s_r)`, the part of the ELBO that depends on the prior
+    concentration :math:`a` is the Dirichlet–multinomial ("Polya") log evidence of the expected
+    counts :math:`s_{rd}`,
+
+    .. math::
+
+        F(a) = R\log\Gamma(Da) - \sum_r \log\Gamma(Da + S_r)
+               + \sum_{rd} [\log\Gamma(a + s_{rd}) - \log\Gamma(a)],\qquad S_r = \sum_d s_{rd}.
+
+    Maximising :math:`F` and then setting :math:`q` to the new posterior is therefore an exact
+    block-coordinate step on (prior, posterior) jointly, so the ELBO cannot decrease; and unlike
+    alternating the prior with a fixed posterior it does not crawl. Newton's method on
+    :math:`\log a` with step halving, from ``start``, within ``[1e-6, 1e4]``: when the counts
+    are more even than any Dirichlet draw, :math:`F` keeps rising as :math:`a\to\infty` (the
+    multinomial limit), and beyond 1e4 its terms cancel to no useful precision.
+
+    Parameters
+    ----------
+    stats : ndarray
+        All entries :math:`s_{rd}` (any shape; only their values matter).
+    totals : ndarray of shape (R,)
+        Row totals :math:`S_r`.
+    dim : int
+    start : float
     """
-    from scipy.special import polygamma
+    from ._count_kernels import digamma as _digamma, polya_sums, trigamma as _trigamma
 
-    def objective(a):
-        return n_rows * (gammaln(dim * a) - dim * gammaln(a)) + (a - 1.0) * sum_expected_log
+    stats = np.ascontiguousarray(stats, dtype=np.float64)
+    totals = np.asarray(totals, dtype=np.float64)
+    R = totals.size
 
-    log_a = np.log(start)
-    value = objective(start)
+    def value(a):
+        return R * gammaln(dim * a) - gammaln(dim * a + totals).sum() + polya_sums(stats, a)[0]
+
+    start = float(np.clip(start, np.exp(_LOG_BOUNDS[0]), np.exp(_LOG_BOUNDS[1])))
+    log_a, best = np.log(start), value(start)
     for _ in range(100):
         a = np.exp(log_a)
-        grad = n_rows * dim * (digamma(dim * a) - digamma(a)) + sum_expected_log
-        hess = n_rows * dim * (dim * polygamma(1, dim * a) - polygamma(1, a))
-        # derivatives with respect to log a
-        g_log = grad * a
-        h_log = hess * a * a + grad * a
-        step = -g_log / h_log if h_log < 0 else np.sign(g_log) * 1.0
-        step = float(np.clip(step, -5.0, 5.0))
+        _, d1, d2 = polya_sums(stats, a)
+        grad = dim * (R * _digamma(dim * a) - digamma(dim * a + totals).sum()) + d1
+        hess = dim * dim * (R * _trigamma(dim * a) - polygamma(1, dim * a + totals).sum()) + d2
+        g_log, h_log = grad * a, hess * a * a + grad * a
+        step = -g_log / h_log if h_log < 0 else np.sign(g_log)
+        step = float(np.clip(step, -3.0, 3.0))
         for _ in range(60):
-            candidate = log_a + step
-            new_value = objective(np.exp(candidate))
-            if new_value >= value:
+            candidate = float(np.clip(log_a + step, _LOG_BOUNDS[0], _LOG_BOUNDS[1]))
+            new = value(np.exp(candidate))
+            if new >= best:
                 break
             step *= 0.5
         else:
             break
-        converged = abs(candidate - log_a) < 1e-10
-        log_a, value = candidate, new_value
-        if converged:
+        moved = abs(candidate - log_a)
+        log_a, best = candidate, new
+        if moved < 1e-10:
             break
     return float(np.exp(log_a))

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from ._count_kernels import compressed_times_dense, dirichlet_columns, responsibilities
-from .dirichlet import fit_symmetric_concentration
+from .dirichlet import fit_polya_concentration
 
 
 def log_multinomial_coefficient(X):
@@ -141,11 +141,11 @@ class MultinomialFamily:
         r""":math:`\sum_k E_q[\log p(\beta_k)] - E_q[\log q(\beta_k)]`."""
         return expectations.neg_kl
 
-    def fit_prior(self, posterior, expectations):
-        r"""Empirical-Bayes update of :math:`\theta` (maximises the ELBO given ``phi``)."""
-        p, K = posterior.shape
-        self.concentration = fit_symmetric_concentration(
-            float(expectations.expected_log_PK.sum()), K, p, self.concentration
+    def fit_prior(self, stats):
+        r"""Empirical-Bayes update of :math:`\theta`: the exact maximiser of the ELBO over
+        (:math:`\theta`, :math:`q(\beta)`) given the word statistics ``stats`` (p, K)."""
+        self.concentration = fit_polya_concentration(
+            stats, stats.sum(axis=0), stats.shape[0], self.concentration
         )
 
     # -- local step -----------------------------------------------------------------------

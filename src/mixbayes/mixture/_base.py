@@ -43,7 +43,7 @@ from ..exceptions import ConvergenceWarning
 from ..families.dirichlet import (
     dirichlet_expected_log,
     dirichlet_neg_kl,
-    fit_symmetric_concentration,
+    fit_polya_concentration,
 )
 
 
@@ -81,24 +81,22 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def _global_step(self, data, resp, family, weight_prior, fit_priors=False):
         """Update q(lambda), q(beta) from responsibilities (and the priors when ``fit_priors``).
 
-        With ``fit_priors`` the order is: posteriors given the old priors, then each prior given
-        its posterior (Newton on the concave expected log prior), then the posteriors again
-        given the new priors. Each is an exact coordinate maximum, so the ELBO cannot decrease.
+        With ``fit_priors`` each prior is first set to the exact maximiser of the ELBO over
+        (prior, posterior) given the statistics (see
+        :func:`~mixbayes.families.dirichlet.fit_polya_concentration`), then the posteriors are
+        the conjugate updates under the new priors: one exact block step, so the ELBO cannot
+        decrease.
         """
         counts = resp.sum(axis=0)
         stats = family.sufficient_statistics(data, resp)
+        if fit_priors:
+            weight_prior = fit_polya_concentration(
+                counts, counts.sum(keepdims=True), self.n_components, weight_prior
+            )
+            family.fit_prior(stats)
         weight_concentration = weight_prior + counts
         posterior = family.posterior(stats)
         expectations = family.expectations(posterior)
-        if fit_priors:
-            weight_prior = fit_symmetric_concentration(
-                float(dirichlet_expected_log(weight_concentration).sum()), 1,
-                self.n_components, weight_prior,
-            )
-            family.fit_prior(posterior, expectations)
-            weight_concentration = weight_prior + counts
-            posterior = family.posterior(stats)
-            expectations = family.expectations(posterior)
         return MixtureState(
             weight_concentration, posterior, dirichlet_expected_log(weight_concentration),
             expectations, weight_prior, family.concentration,
