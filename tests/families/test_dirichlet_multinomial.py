@@ -71,7 +71,8 @@ def test_polya_sums_and_polygammas_match_scipy():
     stats = rng.gamma(0.5, size=(50, 7))
     stats[rng.random(stats.shape) < 0.4] *= 1e-10  # Taylor branch
     a = 0.3
-    got = polya_sums(stats, a)
+    got = polya_sums(stats, a, work=0)
+    np.testing.assert_array_equal(got, polya_sums(stats, a, work=10**9))  # serial == parallel
     np.testing.assert_allclose(got, [
         np.sum(gammaln(a + stats) - gammaln(a)),
         np.sum(digamma(a + stats) - digamma(a)),
@@ -114,8 +115,10 @@ def test_sufficient_statistics_add_over_disjoint_documents():
     parts = fam.sufficient_statistics(fam.prepare(X[:15]), resp[:15]) + fam.sufficient_statistics(
         fam.prepare(X[15:]), resp[15:]
     )
-    np.testing.assert_allclose(whole, parts, rtol=1e-12)
-    np.testing.assert_allclose(whole, X.T.toarray() @ resp, rtol=1e-12)
+    np.testing.assert_allclose(whole.counts_PK, parts.counts_PK, rtol=1e-12)
+    np.testing.assert_allclose(whole.totals_K, parts.totals_K, rtol=1e-12)
+    np.testing.assert_allclose(whole.counts_PK, X.T.toarray() @ resp, rtol=1e-12)
+    np.testing.assert_allclose(whole.totals_K, whole.counts_PK.sum(axis=0), rtol=1e-12)
 
 
 def test_kernels_match_the_numpy_reference():
@@ -124,14 +127,13 @@ def test_kernels_match_the_numpy_reference():
     n, p, K, theta = 30, 12, 4, 0.1
     X = sp.csr_matrix(rng.poisson(1.0, size=(n, p)))
     fam = MultinomialFamily(theta)
-    stats_PK = rng.gamma(1.0, size=(p, K))
-    stats_PK[rng.random((p, K)) < 0.5] *= 1e-9  # tiny statistics take the Taylor branch
-    stats_PK[0, 0] = 0.0
-    phi_PK = fam.posterior(stats_PK)
-    got = fam.expectations(phi_PK)
-    reference = dirichlet_expected_log(phi_PK.T).T
+    phi_KP = theta + rng.gamma(1.0, size=(K, p))
+    phi_KP[rng.random((K, p)) < 0.5] = theta + 1e-12  # tiny statistics take the Taylor branch
+    phi_KP[0, 0] = theta
+    got = fam.expectations(fam.posterior_from_concentration(phi_KP))
+    reference = dirichlet_expected_log(phi_KP).T
     np.testing.assert_allclose(got.expected_log_PK, reference, rtol=1e-13, atol=1e-13)
-    assert got.neg_kl == pytest.approx(dirichlet_neg_kl(phi_PK.T, theta), rel=1e-12)
+    assert got.neg_kl == pytest.approx(dirichlet_neg_kl(phi_KP, theta), rel=1e-12)
     data = fam.prepare(X)
     np.testing.assert_allclose(fam.expected_log_likelihood(data, got), X @ reference, rtol=1e-12)
 
@@ -144,3 +146,26 @@ def test_numba_digamma_and_trigamma(x):
 
     assert digamma(x) == pytest.approx(sc_digamma(x), rel=1e-14, abs=1e-14)
     assert trigamma(x) == pytest.approx(polygamma(1, x), rel=1e-13)
+
+
+def test_serial_and_parallel_kernels_agree_bitwise():
+    """Every kernel sums each output row in a fixed order: thread count cannot change results."""
+    from mixbayes.families import _count_kernels as kern
+
+    rng = np.random.default_rng(8)
+    X = sp.csr_matrix(rng.poisson(0.7, size=(300, 40)).astype(float))
+    E = np.log(rng.dirichlet(np.ones(40), size=5)).T.copy()
+    w = np.log(np.full(5, 0.2))
+    R = rng.dirichlet(np.ones(5), size=300)
+    S = rng.gamma(1.0, size=(40, 5))
+    for name, args in [
+        ("compressed_times_dense", (X.indptr, X.indices, X.data, E)),
+        ("responsibilities", (X.indptr, X.indices, X.data, E, w)),
+        ("dirichlet_columns", (S, S.sum(axis=0), 0.1)),
+        ("polya_sums", (S, 0.3)),
+    ]:
+        fn = getattr(kern, name)
+        serial, parallel = fn.serial(*args), fn.parallel(*args)
+        for a, b in zip(np.atleast_1d(serial) if not isinstance(serial, tuple) else serial,
+                        np.atleast_1d(parallel) if not isinstance(parallel, tuple) else parallel):
+            np.testing.assert_array_equal(a, b)

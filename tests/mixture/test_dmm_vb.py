@@ -37,10 +37,11 @@ def test_elbo_never_decreases(seed, K, fit_priors):
     assert np.isfinite(trace).all()
 
 
-def _state_from(weight_conc, word_conc, alpha, family):
+def _state_from(weight_conc, word_conc_KP, alpha, family):
+    posterior = family.posterior_from_concentration(word_conc_KP)
     return MixtureState(
-        weight_conc, word_conc, dirichlet_expected_log(weight_conc),
-        family.expectations(word_conc), alpha, family.concentration,
+        weight_conc, posterior, dirichlet_expected_log(weight_conc),
+        family.expectations(posterior), alpha, family.concentration,
     )
 
 
@@ -61,9 +62,10 @@ def test_each_block_update_is_a_coordinate_maximum(seed):
     best = model._elbo(data, resp, state, family)
     for _ in range(20):
         eta = state.weight_concentration * np.exp(0.05 * rng.standard_normal(K))
-        assert model._elbo(data, resp, _state_from(eta, state.family_posterior, alpha, family),
-                           family) < best
-        phi = state.family_posterior * np.exp(0.05 * rng.standard_normal(state.family_posterior.shape))
+        phi_best = family.concentration_of(state.family_posterior)
+        assert model._elbo(data, resp, _state_from(eta, phi_best, alpha, family), family) < best
+        phi = family.concentration_of(state.family_posterior)
+        phi = phi * np.exp(0.05 * rng.standard_normal(phi.shape))
         assert model._elbo(data, resp, _state_from(state.weight_concentration, phi, alpha, family),
                            family) < best
 

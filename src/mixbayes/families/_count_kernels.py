@@ -7,6 +7,7 @@ order, so results do not depend on the number of threads.
 """
 
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -58,8 +59,7 @@ def tetragamma(x):
         1.0 / 6 - inv2 * (3.0 / 10))))))
 
 
-@njit(cache=True, parallel=True)
-def polya_sums(stats, a):
+def _polya_sums(stats, a):
     r"""Sums over every entry :math:`s` of ``stats`` of the Dirichlet–multinomial terms in :math:`a`.
 
     Returns :math:`\sum[\log\Gamma(a+s) - \log\Gamma(a)]`, :math:`\sum[\psi(a+s) - \psi(a)]`
@@ -78,7 +78,7 @@ def polya_sums(stats, a):
         v2 = 0.0
         for e in range(c * size, min((c + 1) * size, flat.shape[0])):
             s = flat[e]
-            if s < taylor_below:
+            if abs(s) < taylor_below:
                 v0 += dg_a * s + 0.5 * tg_a * s * s
                 v1 += tg_a * s + 0.5 * qg_a * s * s
                 v2 += qg_a * s
@@ -92,8 +92,7 @@ def polya_sums(stats, a):
     return parts.sum(axis=0)
 
 
-@njit(cache=True, parallel=True)
-def compressed_times_dense(indptr, indices, data, dense):
+def _compressed_times_dense(indptr, indices, data, dense):
     """Product of a compressed sparse matrix with a C-ordered dense one.
 
     Given CSR arrays of ``X`` (n, p) this is ``X @ dense`` for ``dense`` (p, K); given the CSC
@@ -118,8 +117,7 @@ def compressed_times_dense(indptr, indices, data, dense):
 _NEGLIGIBLE = -50.0
 
 
-@njit(cache=True, parallel=True)
-def responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights):
+def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights):
     r"""Fused local step: :math:`L = E[\log\lambda] + X E[\log\beta]^\top`, then row softmax.
 
     Returns the responsibilities (n, K) and the log normalisers
@@ -157,24 +155,18 @@ def responsibilities(indptr, indices, data, expected_log_PK, expected_log_weight
     return resp, log_norm
 
 
-@njit(cache=True, parallel=True)
-def dirichlet_columns(concentration_PK, theta):
-    r"""Dirichlet posteriors of the K word distributions (columns) and their ELBO terms.
+def _dirichlet_columns(stats_PK, sums_K, theta):
+    r"""Dirichlet posteriors :math:`\phi_{lk} = \theta + s_{lk}` of the K word distributions.
 
-    With :math:`\phi_{lk} = \theta + s_{lk}` (``concentration_PK``) returns :math:`E[\log\beta_{kl}]` as a (p, K) array,
-    the column totals :math:`\sum_l\phi_{lk}` and the per-word partial sums of
-    :math:`\log\Gamma(\phi_{lk}) - \log\Gamma(\theta) - s_{lk}E[\log\beta_{kl}]`, which add
-    up (with the column terms) to :math:`-\mathrm{KL}`; taking the difference per entry avoids
-    cancelling two large sums.
+    Returns :math:`E[\log\beta_{kl}]` as a (p, K) array and the per-word partial sums of
+    :math:`\log\Gamma(\phi_{lk}) - \log\Gamma(\theta) - s_{lk}E[\log\beta_{kl}]`, which add up
+    (with the column terms) to :math:`-\mathrm{KL}`; taking the difference per entry avoids
+    cancelling two large sums. ``sums_K`` holds :math:`\sum_l s_{lk}`.
     """
-    p, K = concentration_PK.shape
-    totals = np.zeros(K)
-    for l in range(p):
-        for k in range(K):
-            totals[k] += concentration_PK[l, k]
+    p, K = stats_PK.shape
     dg_totals = np.empty(K)
     for k in range(K):
-        dg_totals[k] = digamma(totals[k])
+        dg_totals[k] = digamma(sums_K[k] + p * theta)
     dg_theta = digamma(theta)
     tg_theta = trigamma(theta)
     lg_theta = math.lgamma(theta)
@@ -185,8 +177,8 @@ def dirichlet_columns(concentration_PK, theta):
     for l in prange(p):
         acc = 0.0
         for k in range(K):
-            s = concentration_PK[l, k] - theta
-            if s < taylor_below:
+            s = stats_PK[l, k]
+            if abs(s) < taylor_below:
                 dg = dg_theta + tg_theta * s + 0.5 * psi2 * s * s
                 lg_change = dg_theta * s + 0.5 * tg_theta * s * s
             else:
@@ -196,4 +188,34 @@ def dirichlet_columns(concentration_PK, theta):
             expected_log[l, k] = e
             acc += lg_change - s * e
         partial[l] = acc
-    return expected_log, totals, partial
+    return expected_log, partial
+
+
+def _twice(py_func):
+    """Compile ``py_func`` serially and in parallel (its ``prange`` loops); pick by work size.
+
+    A parallel region costs tens of microseconds to launch, more than the whole kernel on a
+    small corpus; results are identical either way (each output row is summed in order).
+    """
+    serial = njit(cache=True)(py_func)
+    # a separate function object with its own name, so the two on-disk caches never collide
+    twin = types.FunctionType(py_func.__code__, py_func.__globals__, py_func.__name__ + "_parallel")
+    twin.__qualname__ = py_func.__qualname__ + "_parallel"
+    parallel = njit(cache=True, parallel=True)(twin)
+
+    def dispatch(*args, work):
+        return (parallel if work >= _PARALLEL_FROM else serial)(*args)
+
+    dispatch.__doc__ = py_func.__doc__
+    dispatch.__name__ = py_func.__name__
+    dispatch.serial, dispatch.parallel = serial, parallel
+    return dispatch
+
+
+_PARALLEL_FROM = 200_000  # multiply-adds per call
+dirichlet_columns = _twice(_dirichlet_columns)
+
+
+compressed_times_dense = _twice(_compressed_times_dense)
+responsibilities = _twice(_responsibilities)
+polya_sums = _twice(_polya_sums)

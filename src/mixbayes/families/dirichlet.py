@@ -84,15 +84,16 @@ def fit_polya_concentration(stats, totals, dim, start):
     stats = np.ascontiguousarray(stats, dtype=np.float64)
     totals = np.asarray(totals, dtype=np.float64)
     R = totals.size
+    work = 20 * stats.size  # transcendental calls cost ~20 multiply-adds
 
     def value(a):
-        return R * gammaln(dim * a) - gammaln(dim * a + totals).sum() + polya_sums(stats, a)[0]
+        return R * gammaln(dim * a) - gammaln(dim * a + totals).sum() + polya_sums(stats, a, work=work)[0]
 
     start = float(np.clip(start, np.exp(_LOG_BOUNDS[0]), np.exp(_LOG_BOUNDS[1])))
     log_a, best = np.log(start), value(start)
     for _ in range(100):
         a = np.exp(log_a)
-        _, d1, d2 = polya_sums(stats, a)
+        _, d1, d2 = polya_sums(stats, a, work=work)
         grad = dim * (R * _digamma(dim * a) - digamma(dim * a + totals).sum()) + d1
         hess = dim * dim * (R * _trigamma(dim * a) - polygamma(1, dim * a + totals).sum()) + d2
         g_log, h_log = grad * a, hess * a * a + grad * a

@@ -179,13 +179,14 @@ class DirichletMultinomialMixture(VariationalMixture):
 
     def _store_state(self, state):
         super()._store_state(state)
-        self.word_concentration_ = np.ascontiguousarray(state.family_posterior.T)
+        family = MultinomialFamily(state.family_prior)
+        self.word_concentration_ = family.concentration_of(state.family_posterior)
         self.word_prior_ = float(state.family_prior)
-        self.components_ = MultinomialFamily.point_estimate(state.family_posterior)
+        self.components_ = family.point_estimate(state.family_posterior)
 
     def _restore_state(self):
         family = MultinomialFamily(self.word_prior_)
-        posterior = np.ascontiguousarray(self.word_concentration_.T)
+        posterior = family.posterior_from_concentration(self.word_concentration_)
         state = MixtureState(
             self.weight_concentration_, posterior,
             dirichlet_expected_log(self.weight_concentration_), family.expectations(posterior),
