@@ -33,7 +33,7 @@ def test_top_words_figure_has_one_panel_per_cluster(fitted):
     panels = [ax for ax in fig.axes if ax.axison]
     assert len(panels) == 3
     labels = [t.get_text() for t in panels[0].get_yticklabels()]
-    assert labels[::-1] == model.top_words(corpus.vocabulary, n=5)[0]
+    assert labels == model.top_words(corpus.vocabulary, n=5)[0]
 
 
 def test_selection_figure_marks_best_k():
