@@ -80,11 +80,11 @@ def time_per_iteration(X, K, repeats=30):
     constant = float(family.log_base_measure(data).sum())
 
     def iteration():
-        resp, log_norm = family.responsibilities(
+        resp, log_norm, counts = family.responsibilities(
             data, state.family_expectations, state.expected_log_weights
         )
         constant + float(log_norm.sum()) + model._global_terms(state, family)
-        model._global_step(data, resp, family, state.weight_prior)
+        model._global_step(data, resp, family, state.weight_prior, False, counts)
 
     Xf = X.astype(np.float64)
     E = np.log(model.components_)

@@ -136,6 +136,14 @@ def test_kernels_match_the_numpy_reference():
     assert got.neg_kl == pytest.approx(dirichlet_neg_kl(phi_KP, theta), rel=1e-12)
     data = fam.prepare(X)
     np.testing.assert_allclose(fam.expected_log_likelihood(data, got), X @ reference, rtol=1e-12)
+    log_weights = np.log(np.array([0.1, 0.2, 0.3, 0.4]))
+    resp, log_norm, counts = fam.responsibilities(data, got, log_weights)
+    L = log_weights + X @ reference
+    from scipy.special import logsumexp, softmax
+
+    np.testing.assert_allclose(log_norm, logsumexp(L, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(resp, softmax(L, axis=1), rtol=1e-12, atol=1e-20)
+    np.testing.assert_allclose(counts, resp.sum(axis=0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("x", [1e-4, 0.1, 0.5, 1.0, 5.9, 6.0, 37.5, 1e6])

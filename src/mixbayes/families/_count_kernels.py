@@ -120,39 +120,51 @@ _NEGLIGIBLE = -50.0
 def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights):
     r"""Fused local step: :math:`L = E[\log\lambda] + X E[\log\beta]^\top`, then row softmax.
 
-    Returns the responsibilities (n, K) and the log normalisers
-    :math:`\operatorname{logsumexp}_k L_{ik}` (n,), without storing ``L``.
+    Returns the responsibilities (n, K), the log normalisers
+    :math:`\operatorname{logsumexp}_k L_{ik}` (n,) and the expected cluster sizes
+    :math:`N_k = \sum_i r_{ik}` (K,), without storing ``L``. Rows are processed in 64 fixed
+    chunks whose partial sizes are added in order, so the result does not depend on threads.
     """
     n = indptr.shape[0] - 1
     K = expected_log_PK.shape[1]
     resp = np.empty((n, K))
     log_norm = np.empty(n)
-    for i in prange(n):
-        row = resp[i]
-        for k in range(K):
-            row[k] = expected_log_weights[k]
-        for e in range(indptr[i], indptr[i + 1]):
-            src = expected_log_PK[indices[e]]
-            c = data[e]
+    n_chunks = 64
+    size = (n + n_chunks - 1) // n_chunks
+    partial_CK = np.zeros((n_chunks, K))
+    for c in prange(n_chunks):
+        sizes = partial_CK[c]
+        for i in range(c * size, min((c + 1) * size, n)):
+            row = resp[i]
             for k in range(K):
-                row[k] += c * src[k]
-        top = row[0]
-        for k in range(1, K):
-            if row[k] > top:
-                top = row[k]
-        total = 0.0
+                row[k] = expected_log_weights[k]
+            for e in range(indptr[i], indptr[i + 1]):
+                src = expected_log_PK[indices[e]]
+                v = data[e]
+                for k in range(K):
+                    row[k] += v * src[k]
+            top = row[0]
+            for k in range(1, K):
+                if row[k] > top:
+                    top = row[k]
+            total = 0.0
+            for k in range(K):
+                gap = row[k] - top
+                if gap > _NEGLIGIBLE:
+                    row[k] = math.exp(gap)
+                    total += row[k]
+                else:
+                    row[k] = 0.0
+            inv = 1.0 / total
+            for k in range(K):
+                row[k] *= inv
+                sizes[k] += row[k]
+            log_norm[i] = top + math.log(total)
+    counts = np.zeros(K)
+    for c in range(n_chunks):
         for k in range(K):
-            gap = row[k] - top
-            if gap > _NEGLIGIBLE:
-                row[k] = math.exp(gap)
-                total += row[k]
-            else:
-                row[k] = 0.0
-        inv = 1.0 / total
-        for k in range(K):
-            row[k] *= inv
-        log_norm[i] = top + math.log(total)
-    return resp, log_norm
+            counts[k] += partial_CK[c, k]
+    return resp, log_norm, counts
 
 
 def _dirichlet_columns(stats_PK, sums_K, theta):

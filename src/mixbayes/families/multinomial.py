@@ -186,8 +186,8 @@ class MultinomialFamily:
 
     @staticmethod
     def responsibilities(data, expectations, expected_log_weights):
-        """Fused local step: the row-softmax of ``E[log lambda] + X @ E[log beta].T`` and its
-        log normaliser, in one pass over the documents."""
+        """Fused local step: the row-softmax of ``E[log lambda] + X @ E[log beta].T``, its log
+        normaliser and the column sums of the responsibilities, in one pass over the documents."""
         csr = data.csr
         E = expectations.expected_log_PK
         return responsibilities(

@@ -78,7 +78,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         return rng.dirichlet(np.ones(self.n_components), size=X.shape[0])
 
     # ---------------------------------------------------------------- the two blocks
-    def _global_step(self, data, resp, family, weight_prior, fit_priors=False):
+    def _global_step(self, data, resp, family, weight_prior, fit_priors=False, counts=None):
         """Update q(lambda), q(beta) from responsibilities (and the priors when ``fit_priors``).
 
         With ``fit_priors`` each prior is first set to the exact maximiser of the ELBO over
@@ -87,7 +87,8 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         the conjugate updates under the new priors: one exact block step, so the ELBO cannot
         decrease.
         """
-        counts = resp.sum(axis=0)
+        if counts is None:
+            counts = resp.sum(axis=0)
         stats = family.sufficient_statistics(data, resp)
         if fit_priors:
             weight_prior = fit_polya_concentration(
@@ -180,7 +181,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         converged, last_change = False, np.inf
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}") as bar:
             for _ in range(self.max_iter):
-                resp, log_norm = family.responsibilities(
+                resp, log_norm, counts = family.responsibilities(
                     data, state.family_expectations, state.expected_log_weights
                 )
                 trace.append(constant + float(log_norm.sum()) + self._global_terms(state, family))
@@ -191,7 +192,9 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                     if abs(last_change) <= self.tol:
                         converged = True
                         break
-                state = self._global_step(data, resp, family, state.weight_prior, fit_priors)
+                state = self._global_step(
+                    data, resp, family, state.weight_prior, fit_priors, counts
+                )
         return dict(
             elbo=trace[-1], trace=np.asarray(trace), state=state, family=family,
             labels=resp.argmax(axis=1), converged=converged, last_change=abs(last_change),
@@ -226,7 +229,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         X = self._check_X(X, reset=False)
         state, family = self._restore_state()
         data = family.prepare(X)
-        resp, log_norm = family.responsibilities(
+        resp, log_norm, _ = family.responsibilities(
             data, state.family_expectations, state.expected_log_weights
         )
         return resp, family.log_base_measure(data) + np.ravel(log_norm)
@@ -255,15 +258,3 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def score(self, X, y=None):
         """Mean of :meth:`score_samples` over the samples of ``X`` (higher is better)."""
         return float(np.mean(self.score_samples(X)))
-
-
-def responsibilities_from_evidence(L):
-    """Row-wise softmax of ``L`` and its log normaliser (shape (n, 1)); one ``exp`` pass.
-
-    The generic local step for families without a fused kernel.
-    """
-    shift = L.max(axis=1, keepdims=True)
-    resp = np.exp(L - shift)  # exponents <= 0: no overflow
-    total = resp.sum(axis=1, keepdims=True)
-    resp /= total
-    return resp, shift + np.log(total)
