@@ -166,14 +166,17 @@ def test_serial_and_parallel_kernels_agree_bitwise():
     w = np.log(np.full(5, 0.2))
     R = rng.dirichlet(np.ones(5), size=300)
     S = rng.gamma(1.0, size=(40, 5))
-    for name, args in [
-        ("compressed_times_dense", (X.indptr, X.indices, X.data, E)),
-        ("responsibilities", (X.indptr, X.indices, X.data, E, w)),
-        ("dirichlet_columns", (S, S.sum(axis=0), 0.1)),
-        ("polya_sums", (S, 0.3)),
-    ]:
+    cases = [
+        ("compressed_times_dense", lambda: (X.indptr, X.indices, X.data, E, np.empty((300, 5)))),
+        ("responsibilities", lambda: (X.indptr, X.indices, X.data, E, w, np.empty((300, 5)),
+                                      np.empty(300))),
+        ("dirichlet_columns", lambda: (S, S.sum(axis=0), 0.1, np.empty((40, 5)))),
+        ("polya_sums", lambda: (S, 0.3)),
+    ]
+    for name, make_args in cases:
         fn = getattr(kern, name)
-        serial, parallel = fn.serial(*args), fn.parallel(*args)
-        for a, b in zip(np.atleast_1d(serial) if not isinstance(serial, tuple) else serial,
-                        np.atleast_1d(parallel) if not isinstance(parallel, tuple) else parallel):
+        serial_args, parallel_args = make_args(), make_args()
+        serial, parallel = fn.serial(*serial_args), fn.parallel(*parallel_args)
+        np.testing.assert_array_equal(serial, parallel)
+        for a, b in zip(serial_args, parallel_args):  # outputs written in place agree too
             np.testing.assert_array_equal(a, b)

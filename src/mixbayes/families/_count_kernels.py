@@ -92,17 +92,19 @@ def _polya_sums(stats, a):
     return parts.sum(axis=0)
 
 
-def _compressed_times_dense(indptr, indices, data, dense):
+def _compressed_times_dense(indptr, indices, data, dense, out):
     """Product of a compressed sparse matrix with a C-ordered dense one.
 
     Given CSR arrays of ``X`` (n, p) this is ``X @ dense`` for ``dense`` (p, K); given the CSC
     arrays of ``X`` it is ``X.T @ dense`` for ``dense`` (n, K). Rows of the output are
-    independent, so the loop over them is parallel and each is summed in a fixed order.
+    independent, so the loop over them is parallel and each is summed in a fixed order. The
+    result is written into ``out`` (n_out, K) and returned.
     """
     n_out = indptr.shape[0] - 1
     K = dense.shape[1]
-    out = np.zeros((n_out, K))
     for r in prange(n_out):
+        for k in range(K):
+            out[r, k] = 0.0
         for e in range(indptr[r], indptr[r + 1]):
             src = dense[indices[e]]
             c = data[e]
@@ -117,18 +119,17 @@ def _compressed_times_dense(indptr, indices, data, dense):
 _NEGLIGIBLE = -50.0
 
 
-def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights):
+def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights, resp,
+                      log_norm):
     r"""Fused local step: :math:`L = E[\log\lambda] + X E[\log\beta]^\top`, then row softmax.
 
-    Returns the responsibilities (n, K), the log normalisers
-    :math:`\operatorname{logsumexp}_k L_{ik}` (n,) and the expected cluster sizes
-    :math:`N_k = \sum_i r_{ik}` (K,), without storing ``L``. Rows are processed in 64 fixed
-    chunks whose partial sizes are added in order, so the result does not depend on threads.
+    Writes the responsibilities into ``resp`` (n, K) and the log normalisers
+    :math:`\operatorname{logsumexp}_k L_{ik}` into ``log_norm`` (n,), without storing ``L``,
+    and returns the expected cluster sizes :math:`N_k = \sum_i r_{ik}` (K,). Rows are processed in 64 fixed chunks whose partial sizes are
+    added in order, so the result does not depend on threads.
     """
     n = indptr.shape[0] - 1
     K = expected_log_PK.shape[1]
-    resp = np.empty((n, K))
-    log_norm = np.empty(n)
     n_chunks = 64
     size = (n + n_chunks - 1) // n_chunks
     partial_CK = np.zeros((n_chunks, K))
@@ -164,13 +165,14 @@ def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weigh
     for c in range(n_chunks):
         for k in range(K):
             counts[k] += partial_CK[c, k]
-    return resp, log_norm, counts
+    return counts
 
 
-def _dirichlet_columns(stats_PK, sums_K, theta):
+def _dirichlet_columns(stats_PK, sums_K, theta, expected_log):
     r"""Dirichlet posteriors :math:`\phi_{lk} = \theta + s_{lk}` of the K word distributions.
 
-    Returns :math:`E[\log\beta_{kl}]` as a (p, K) array and the per-word partial sums of
+    Writes :math:`E[\log\beta_{kl}]` into ``expected_log`` (p, K) and returns the per-word
+    partial sums of
     :math:`\log\Gamma(\phi_{lk}) - \log\Gamma(\theta) - s_{lk}E[\log\beta_{kl}]`, which add up
     (with the column terms) to :math:`-\mathrm{KL}`; taking the difference per entry avoids
     cancelling two large sums. ``sums_K`` holds :math:`\sum_l s_{lk}`.
@@ -184,7 +186,6 @@ def _dirichlet_columns(stats_PK, sums_K, theta):
     lg_theta = math.lgamma(theta)
     psi2 = tetragamma(theta)
     taylor_below = _TAYLOR_BELOW * theta
-    expected_log = np.empty((p, K))
     partial = np.zeros(p)
     for l in prange(p):
         acc = 0.0
@@ -200,7 +201,7 @@ def _dirichlet_columns(stats_PK, sums_K, theta):
             expected_log[l, k] = e
             acc += lg_change - s * e
         partial[l] = acc
-    return expected_log, partial
+    return partial
 
 
 def _twice(py_func):

@@ -103,10 +103,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             expectations, weight_prior, family.concentration,
         )
 
-    def _joint_log_evidence(self, X, state, family):
+    def _joint_log_evidence(self, data, state, family):
         """Return ``L`` of shape (n, K): E[log lambda_k] + E[log f(x_i | beta_k)]."""
         return state.expected_log_weights + family.expected_log_likelihood(
-            X, state.family_expectations
+            data, state.family_expectations
         )
 
     def _global_terms(self, state, family):
@@ -145,18 +145,23 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self.fit_predict(X)
         return self
 
-    def fit_predict(self, X, y=None):
-        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
+    def _begin_fit(self, X):
+        """Check parameters and data; return the data and one independent generator per run."""
         validate_params(self, self._parameter_rules)
         X = self._check_X(X, reset=True)
         self._check_params(X.shape[0])
         seeds = np.random.SeedSequence(
             check_random_state(self.random_state).integers(2**63)
         ).spawn(self.n_init)
+        return X, [np.random.default_rng(seed) for seed in seeds]
 
+    def fit_predict(self, X, y=None):
+        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
+        X, rngs = self._begin_fit(X)
+        data = self._make_family(X).prepare(X)
         best = None
-        for run, seed in enumerate(seeds):
-            result = self._fit_single(X, np.random.default_rng(seed), run)
+        for run, rng in enumerate(rngs):
+            result = self._fit_single(X, data, rng, run)
             if best is None or result["elbo"] > best["elbo"]:
                 best = result
         if not best["converged"]:
@@ -170,9 +175,11 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self._set_fitted(best)
         return self.labels_
 
-    def _fit_single(self, X, rng, run):
+    def _fit_single(self, X, data, rng, run):
+        # a fresh family per run: empirical Bayes changes its prior, and its reused buffers
+        # must not overwrite the state kept from an earlier run
         family = self._make_family(X)
-        data = family.prepare(X)
+        family.reuse_buffers = True
         constant = float(family.log_base_measure(data).sum())
         resp = self._initial_responsibilities(X, family, rng)
         fit_priors = bool(getattr(self, "fit_priors", False))
@@ -180,6 +187,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         trace = []
         converged, last_change = False, np.inf
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}") as bar:
+            # buffer order: the local step overwrites the previous responsibilities (used up by
+            # the last global step) and the global step overwrites the previous statistics and
+            # expectations (used up by this local step), so the state returned - the one that
+            # produced the last responsibilities - is intact whichever way the loop ends
             for _ in range(self.max_iter):
                 resp, log_norm, counts = family.responsibilities(
                     data, state.family_expectations, state.expected_log_weights

@@ -201,20 +201,12 @@ class DirichletMultinomialMixture(VariationalMixture):
         return self._fit_gibbs(X)
 
     def _fit_gibbs(self, X):
-        from .._validation import check_n_components, check_random_state, validate_params
-
-        validate_params(self, self._parameter_rules)
-        X = self._check_X(X, reset=True)
-        check_n_components(self.n_components, X.shape[0])
+        X, rngs = self._begin_fit(X)
         alpha, theta = float(self._weight_prior()), float(self.word_concentration_prior)
         family = MultinomialFamily(theta)
         log_base_total = float(log_multinomial_coefficient(X).sum())
-        seeds = np.random.SeedSequence(
-            check_random_state(self.random_state).integers(2**63)
-        ).spawn(self.n_init)
         best = None
-        for chain, seed in enumerate(seeds):
-            rng = np.random.default_rng(seed)
+        for chain, rng in enumerate(rngs):
             z0 = self._initial_responsibilities(X, family, rng).argmax(axis=1)
             trace, best_z, best_lj = [], z0, -np.inf
             with progress(self.n_sweeps, self.verbose, f"Gibbs chain {chain + 1}") as bar:
