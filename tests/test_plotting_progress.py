@@ -51,9 +51,12 @@ def test_progress_only_when_verbose(capsys):
     quiet = capsys.readouterr()
     assert quiet.out == "" and quiet.err == ""
     mb.DirichletMultinomialMixture(2, n_init=1, verbose=1).fit(corpus.counts)
+    brief = capsys.readouterr()
+    assert brief.out == "" and brief.err == ""  # verbose=1: no bar for a fit this quick
+    mb.DirichletMultinomialMixture(2, n_init=1, verbose=2).fit(corpus.counts)
     loud = capsys.readouterr()
     assert "CAVI run 1/1" in loud.err and loud.out == ""
-    mb.DirichletMultinomialMixture(2, n_init=1, inference="gibbs", n_sweeps=3, verbose=1).fit(
+    mb.DirichletMultinomialMixture(2, n_init=1, inference="gibbs", n_sweeps=3, verbose=2).fit(
         corpus.counts
     )
     assert "Gibbs chain 1" in capsys.readouterr().err

@@ -68,7 +68,7 @@ class DirichletMultinomialMixture(VariationalMixture):
     random_state : int, Generator or None, default=0
         Seed; every restart and chain gets its own independent stream.
     verbose : int, default=0
-        Show a progress bar when positive.
+        0: silent; 1: a progress bar for runs that take over a second; 2: always a bar.
 
     Attributes
     ----------
