@@ -199,7 +199,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 bar.update()
                 if len(trace) > 1:
                     last_change = trace[-1] - trace[-2]
-                    bar.set_postfix_str(f"ELBO {trace[-1]:.6g}")
+                    bar.set_postfix_str(f"ELBO {trace[-1]:.6g}", refresh=False)
                     if abs(last_change) <= self.tol:
                         converged = True
                         break
