@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 from . import datasets, metrics
 from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
-from .mixture import DirichletMultinomialMixture, select_n_clusters
+from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture, select_n_clusters
 from .persist import load, save
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "read_corpus",
     "save",
     "select_n_clusters",
+    "VariationalGaussianMixture",
 ]

@@ -20,12 +20,14 @@ _FORMAT = 1
 
 
 def _registry():
-    from .mixture import DirichletMultinomialMixture
+    from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture
 
-    return {cls.__name__: cls for cls in (DirichletMultinomialMixture,)}
+    return {cls.__name__: cls for cls in (DirichletMultinomialMixture, VariationalGaussianMixture)}
 
 
 def _json_value(value):
+    if isinstance(value, list):
+        return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral):
@@ -57,6 +59,9 @@ def save(model, path):
     params = model.get_params(deep=False)
     if not isinstance(params.get("random_state"), (numbers.Integral, type(None))):
         params["random_state"] = None  # a Generator cannot be stored; the fit is, anyway
+    for key, value in list(params.items()):
+        if isinstance(value, np.ndarray) or (isinstance(value, (list, tuple))):
+            params[key] = np.asarray(value, dtype=float).tolist()  # array-valued priors
     arrays, scalars = {}, {}
     for key, value in vars(model).items():
         if not key.endswith("_") or key.startswith("_"):

@@ -117,6 +117,11 @@ class MultinomialFamily:
         self.reuse_buffers = reuse_buffers
         self._buffers = {}
 
+    @property
+    def prior(self):
+        """The (possibly fitted) prior concentration theta, recorded in the fit's state."""
+        return self.concentration
+
     def _buffer(self, name, shape):
         """An output array for a kernel: fresh, or with ``reuse_buffers`` the same every call.
 

@@ -2,11 +2,13 @@
 
 from ._base import VariationalMixture
 from .dmm import DirichletMultinomialMixture
+from .gaussian import VariationalGaussianMixture
 from .selection import ClusterSelection, select_n_clusters
 
 __all__ = [
     "VariationalMixture",
     "DirichletMultinomialMixture",
+    "VariationalGaussianMixture",
     "ClusterSelection",
     "select_n_clusters",
 ]

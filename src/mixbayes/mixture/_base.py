@@ -38,7 +38,12 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import check_n_components, check_random_state, validate_params
+from .._validation import (
+    check_n_components,
+    check_n_features,
+    check_random_state,
+    validate_params,
+)
 from ..exceptions import ConvergenceWarning
 from ..families.dirichlet import (
     dirichlet_expected_log,
@@ -62,13 +67,24 @@ class MixtureState:
 class VariationalMixture(ClusterMixin, BaseEstimator):
     """Base class: restarts, CAVI iterations, convergence, ``predict``/``score``.
 
-    Subclasses implement ``_check_X(X, reset)`` and ``_make_family(X)`` and may override
+    Subclasses implement ``_check_values(X)`` and ``_make_family(X)`` and may override
     ``_initial_responsibilities(X, family, rng)``.
     """
 
     # ---------------------------------------------------------------- subclass hooks
-    def _check_X(self, X, reset):  # pragma: no cover - abstract
+    @staticmethod
+    def _check_values(X):  # pragma: no cover - abstract
+        """Validate the data's values and return them in the family's input form."""
         raise NotImplementedError
+
+    def _check_X(self, X, reset):
+        """Check values; remember the width in ``fit``, insist on it afterwards."""
+        X = self._check_values(X)
+        if reset:
+            self.n_features_in_ = X.shape[1]
+        else:
+            check_n_features(X, self)
+        return X
 
     def _make_family(self, X):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -100,7 +116,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         expectations = family.expectations(posterior)
         return MixtureState(
             weight_concentration, posterior, dirichlet_expected_log(weight_concentration),
-            expectations, weight_prior, family.concentration,
+            expectations, weight_prior, family.prior,
         )
 
     def _joint_log_evidence(self, data, state, family):

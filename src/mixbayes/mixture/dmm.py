@@ -23,7 +23,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import Interval, Options, RandomState, check_counts, check_n_features
+from .._validation import Interval, Options, RandomState, check_counts
 from ..families.dirichlet import dirichlet_expected_log
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
@@ -153,13 +153,9 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ hooks of the loop
-    def _check_X(self, X, reset):
-        X = check_counts(X, "X")
-        if reset:
-            self.n_features_in_ = X.shape[1]
-        else:
-            check_n_features(X, self)
-        return X
+    @staticmethod
+    def _check_values(X):
+        return check_counts(X, "X")
 
     def _make_family(self, X):
         return MultinomialFamily(self.word_concentration_prior)

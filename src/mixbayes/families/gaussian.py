@@ -1,0 +1,257 @@
+r"""Gaussian observations with conjugate Normal–Wishart / Normal–Gamma priors.
+
+For component :math:`k` with precision :math:`\Lambda_k`:
+
+* ``"full"``: :math:`\Lambda_k \sim \mathcal W(W_0, \nu_0)`,
+  :math:`\mu_k \mid \Lambda_k \sim \mathcal N(m_0, (\kappa_0\Lambda_k)^{-1})`;
+* ``"diag"``: independent :math:`\tau_{kj} \sim \mathrm{Gamma}(a_0, b_{0j})` per dimension
+  (shape, rate), :math:`\mu_{kj} \mid \tau_{kj} \sim \mathcal N(m_{0j}, (\kappa_0\tau_{kj})^{-1})`;
+  one-dimensional data are this case;
+* ``"spherical"``: one :math:`\tau_k \sim \mathrm{Gamma}(a_0, b_0)` shared by all dimensions.
+
+Given responsibilities, with :math:`N_k = \sum_i r_{ik}`, :math:`s_k = \sum_i r_{ik} x_i` and
+:math:`S_k = \sum_i r_{ik} x_i x_i^\top` computed on data centred at :math:`m_0` (so that
+:math:`m_0 = 0` below and the statistics add over disjoint sets of points), the conjugate
+updates (Bishop, PRML §10.2; the source document's last updates are wrong) are
+
+.. math::
+
+    \kappa_k = \kappa_0 + N_k,\quad m_k = s_k/\kappa_k,\quad
+    \nu_k = \nu_0 + N_k,\quad W_k^{-1} = W_0^{-1} + S_k - \kappa_k m_k m_k^\top
+
+and in the Gamma cases :math:`a_k = a_0 + N_k/2` (times :math:`d` when spherical),
+:math:`b_k = b_0 + \tfrac12(\operatorname{diag}S_k - \kappa_k m_k^2)` (summed over dimensions
+when spherical). The expected log-density of a point is
+
+.. math::
+
+    E[\log\mathcal N(x\mid\mu_k,\Lambda_k^{-1})] = \tfrac12 E[\log|\Lambda_k|]
+      - \tfrac d2\log 2\pi - \tfrac12\big(d/\kappa_k + E[(x-m_k)^\top\Lambda_k(x-m_k)]\big),
+
+with :math:`E[\log|\Lambda|] = \sum_{i=1}^d\psi(\tfrac{\nu+1-i}2) + d\log 2 + \log|W|` and
+:math:`E[\Lambda] = \nu W` (Wishart), :math:`E[\log\tau] = \psi(a) - \log b`,
+:math:`E[\tau] = a/b` (Gamma).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import digamma, gammaln, multigammaln
+
+LOG_2PI = np.log(2.0 * np.pi)
+
+
+@dataclass
+class GaussianData:
+    """Points centred at the prior mean, prepared once per fit."""
+
+    centred: np.ndarray  # (n, d)
+
+    @property
+    def shape(self):
+        return self.centred.shape
+
+
+@dataclass
+class GaussianStats:
+    """Additive statistics: weights, weighted sums and weighted second moments."""
+
+    counts: np.ndarray  # (K,)
+    sums: np.ndarray  # (K, d)
+    squares: np.ndarray  # (K, d, d) for "full", (K, d) otherwise
+
+    def __add__(self, other):
+        return GaussianStats(self.counts + other.counts, self.sums + other.sums,
+                             self.squares + other.squares)
+
+
+@dataclass
+class GaussianPosterior:
+    """Normal–Wishart (``full``) or Normal–Gamma (``diag``/``spherical``) factors, centred."""
+
+    mean_precision: np.ndarray  # kappa (K,)
+    means: np.ndarray  # m (K, d), centred at the prior mean
+    dof: np.ndarray  # nu (K,) for full; Gamma shape a (K,) otherwise
+    scale: np.ndarray  # W^{-1} (K, d, d) for full; Gamma rate b (K, d) diag / (K,) spherical
+
+
+@dataclass
+class GaussianExpectations:
+    """What the local step and the ELBO need: E[log |Lambda|], the means and precision factor."""
+
+    expected_log_det: np.ndarray  # (K,)
+    precision_factor: np.ndarray  # full: chol of W^{-1} (K, d, d); diag: a/b (K, d); sph: (K,)
+    mean_precision: np.ndarray  # kappa (K,)
+    means: np.ndarray  # (K, d), centred
+    dof: np.ndarray  # nu (full) or Gamma shape
+    neg_kl: float
+
+
+class GaussianFamily:
+    r"""Conjugate Gaussian family for the CAVI loop (see the module docstring).
+
+    Parameters
+    ----------
+    covariance_type : {"full", "diag", "spherical"}
+    mean_prior : ndarray of shape (d,)
+    mean_precision_prior : float
+        :math:`\kappa_0`.
+    degrees_of_freedom_prior : float
+        :math:`\nu_0` (full); the Gamma shape is :math:`a_0 = \nu_0/2` otherwise, the marginal
+        of a Wishart's diagonal.
+    covariance_prior : ndarray
+        :math:`W_0^{-1}` (d, d) for full; the Gamma rate is :math:`b_0 = ` ``covariance_prior``/2,
+        of shape (d,) for diag and () for spherical.
+    """
+
+    def __init__(self, covariance_type, mean_prior, mean_precision_prior,
+                 degrees_of_freedom_prior, covariance_prior):
+        self.covariance_type = covariance_type
+        self.mean_prior = np.asarray(mean_prior, dtype=float)
+        self.mean_precision_prior = float(mean_precision_prior)
+        self.degrees_of_freedom_prior = float(degrees_of_freedom_prior)
+        self.covariance_prior = np.asarray(covariance_prior, dtype=float)
+        self.reuse_buffers = False  # nothing large enough to be worth reusing
+
+    @property
+    def prior(self):
+        """The hyperparameters, for the fit's record (they are not fitted)."""
+        return None
+
+    # -- data ------------------------------------------------------------------------------
+    def prepare(self, X):
+        return GaussianData(np.ascontiguousarray(X - self.mean_prior, dtype=np.float64))
+
+    @staticmethod
+    def log_base_measure(data):
+        return np.zeros(data.shape[0])
+
+    # -- global step ----------------------------------------------------------------------
+    def sufficient_statistics(self, data, resp):
+        X = data.centred
+        counts = resp.sum(axis=0)
+        sums = resp.T @ X
+        if self.covariance_type == "full":
+            squares = np.einsum("nk,ni,nj->kij", resp, X, X, optimize=True)
+        else:
+            squares = resp.T @ (X * X)
+        return GaussianStats(counts, sums, squares)
+
+    def posterior(self, stats):
+        kappa = self.mean_precision_prior + stats.counts
+        means = stats.sums / kappa[:, None]
+        d = means.shape[1]
+        if self.covariance_type == "full":
+            dof = self.degrees_of_freedom_prior + stats.counts
+            scale = self.covariance_prior + stats.squares - kappa[:, None, None] * np.einsum(
+                "ki,kj->kij", means, means)
+            scale = 0.5 * (scale + np.swapaxes(scale, 1, 2))  # keep it exactly symmetric
+        elif self.covariance_type == "diag":
+            dof = 0.5 * self.degrees_of_freedom_prior + 0.5 * stats.counts
+            scale = 0.5 * self.covariance_prior + 0.5 * (stats.squares - kappa[:, None] * means**2)
+        else:
+            dof = 0.5 * self.degrees_of_freedom_prior + 0.5 * d * stats.counts
+            scale = 0.5 * self.covariance_prior + 0.5 * (
+                stats.squares.sum(axis=1) - kappa * np.sum(means**2, axis=1))
+        return GaussianPosterior(kappa, means, dof, scale)
+
+    def expectations(self, posterior):
+        kappa, means, dof, scale = (posterior.mean_precision, posterior.means, posterior.dof,
+                                    posterior.scale)
+        K, d = means.shape
+        k0 = self.mean_precision_prior
+        if self.covariance_type == "full":
+            chol = np.linalg.cholesky(scale)  # W^{-1} = L L^T
+            log_det_scale = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+            e_log_det = (digamma(0.5 * (dof[:, None] - np.arange(d))).sum(axis=1)
+                         + d * np.log(2.0) - log_det_scale)
+            # KL of the Wishart factors
+            nu0, prior_scale = self.degrees_of_freedom_prior, self.covariance_prior
+            prior_log_det = np.linalg.slogdet(prior_scale)[1]
+            # tr(W0^{-1} W_k) = tr(W0^{-1} (L L^T)^{-1})
+            inv_chol = np.linalg.inv(chol)
+            W = np.einsum("kji,kjl->kil", inv_chol, inv_chol)
+            trace = np.einsum("ij,kji->k", prior_scale, W)
+            log_z_q = -0.5 * dof * log_det_scale + 0.5 * dof * d * np.log(2) + multigammaln_vec(
+                0.5 * dof, d)
+            log_z_p = -0.5 * nu0 * prior_log_det + 0.5 * nu0 * d * np.log(2) + multigammaln(
+                0.5 * nu0, d)
+            kl_wishart = (0.5 * (dof - nu0) * e_log_det - 0.5 * dof * d + 0.5 * dof * trace
+                          - log_z_q + log_z_p)
+            quad = dof * np.einsum("ki,kij,kj->k", means, W, means)
+            kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
+            factor = chol
+        else:
+            a0, b0 = 0.5 * self.degrees_of_freedom_prior, 0.5 * self.covariance_prior
+            shape = dof[:, None] if scale.ndim == 2 else dof
+            e_log_tau = digamma(shape) - np.log(scale)
+            e_tau = shape / scale
+            kl_gamma = _gamma_kl(dof, scale, a0, b0)
+            if self.covariance_type == "diag":
+                e_log_det = e_log_tau.sum(axis=1)
+                quad = np.sum(e_tau * means**2, axis=1)
+                kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
+            else:
+                e_log_det = d * e_log_tau
+                quad = e_tau * np.sum(means**2, axis=1)
+                kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
+            factor = e_tau
+        neg_kl = -float(np.sum(kl_wishart if self.covariance_type == "full" else kl_gamma)
+                        + np.sum(kl_normal))
+        return GaussianExpectations(e_log_det, factor, kappa, means, dof, neg_kl)
+
+    @staticmethod
+    def neg_kl(posterior, expectations):
+        return expectations.neg_kl
+
+    def fit_prior(self, stats):  # pragma: no cover - the Gaussian priors are not fitted
+        raise NotImplementedError("empirical Bayes is not offered for the Gaussian family")
+
+    # -- local step -----------------------------------------------------------------------
+    def expected_log_likelihood(self, data, expectations):
+        """Return the (n, K) array of :math:`E[\\log\\mathcal N(x_i\\mid\\mu_k,\\Lambda_k^{-1})]`."""
+        X = data.centred
+        n, d = X.shape
+        kappa, means = expectations.mean_precision, expectations.means
+        if self.covariance_type == "full":
+            chol, dof = expectations.precision_factor, expectations.dof
+            maha = np.empty((n, means.shape[0]))
+            for k in range(means.shape[0]):
+                # (x - m)^T W (x - m) with W^{-1} = L L^T: solve L y = x - m
+                y = np.linalg.solve(chol[k], (X - means[k]).T)
+                maha[:, k] = dof[k] * np.sum(y * y, axis=0)
+        elif self.covariance_type == "diag":
+            e_tau = expectations.precision_factor
+            maha = (X * X) @ e_tau.T - 2.0 * X @ (e_tau * means).T + np.sum(e_tau * means**2, axis=1)
+        else:
+            e_tau = expectations.precision_factor
+            maha = e_tau * (np.sum(X * X, axis=1)[:, None] - 2.0 * X @ means.T
+                            + np.sum(means**2, axis=1))
+        return 0.5 * (expectations.expected_log_det - d * LOG_2PI - d / kappa - maha)
+
+    def responsibilities(self, data, expectations, expected_log_weights):
+        """Row softmax of ``E[log lambda] + E[log N]``, its log normaliser and column sums."""
+        L = expected_log_weights + self.expected_log_likelihood(data, expectations)
+        shift = L.max(axis=1, keepdims=True)
+        resp = np.exp(L - shift)  # exponents <= 0: no overflow
+        total = resp.sum(axis=1, keepdims=True)
+        resp /= total
+        return resp, (shift + np.log(total)).ravel(), resp.sum(axis=0)
+
+
+def multigammaln_vec(a, d):
+    """``multigammaln`` over an array of ``a``."""
+    return np.array([multigammaln(v, d) for v in np.ravel(a)]).reshape(np.shape(a))
+
+
+def _gamma_kl(shape, rate, shape0, rate0):
+    r"""KL(Gamma(a, b) || Gamma(a0, b0)) (shape, rate), broadcast over ``rate``'s shape.
+
+    .. math:: (a - a_0)\psi(a) - \log\Gamma(a) + \log\Gamma(a_0) + a_0(\log b - \log b_0)
+              + a\,(b_0 - b)/b.
+    """
+    a = shape if np.ndim(rate) == 1 else shape[:, None]
+    return ((a - shape0) * digamma(a) - gammaln(a) + gammaln(shape0)
+            + shape0 * (np.log(rate) - np.log(rate0)) + a * (rate0 - rate) / rate)

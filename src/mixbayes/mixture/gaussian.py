@@ -1,0 +1,273 @@
+r"""Variational Bayes Gaussian mixture: the Gaussian family on the shared CAVI loop.
+
+.. math::
+
+    \lambda \sim \mathrm{Dir}(\alpha\mathbf 1_K),\quad z_i \sim \mathrm{Cat}(\lambda),\quad
+    x_i \mid z_i = k \sim \mathcal N(\mu_k, \Lambda_k^{-1}),\quad
+    (\mu_k, \Lambda_k) \sim \text{Normal–Wishart or Normal–Gamma}
+
+(see :mod:`mixbayes.families.gaussian` for the priors and updates). Components that the data do
+not need keep only their prior weight :math:`\alpha`, which is small by default (:math:`1/K`),
+so they switch themselves off.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import Interval, Options, RandomState
+from ..families.dirichlet import dirichlet_expected_log
+from ..families.gaussian import GaussianFamily, GaussianPosterior
+from ._base import MixtureState, VariationalMixture
+
+
+class VariationalGaussianMixture(VariationalMixture):
+    r"""Bayesian Gaussian mixture fitted by coordinate-ascent variational Bayes.
+
+    Parameters
+    ----------
+    n_components : int, default=5
+        Upper bound :math:`K` on the number of components; unneeded ones switch off.
+    covariance_type : {"full", "diag", "spherical"}, default="full"
+    weight_concentration_prior : float or None, default=None
+        Symmetric Dirichlet :math:`\alpha` on the weights; None means :math:`1/K`.
+    mean_precision_prior : float or None, default=None
+        :math:`\kappa_0`; None means 1.
+    mean_prior : array-like of shape (n_features,) or None, default=None
+        :math:`m_0`; None means the data mean.
+    degrees_of_freedom_prior : float or None, default=None
+        :math:`\nu_0`; None means ``n_features`` (full) or 1 (diag, spherical: a Gamma shape of
+        1/2, which in one dimension is scikit-learn's default written as a Normal–Gamma).
+    covariance_prior : float or array-like or None, default=None
+        :math:`W_0^{-1}`; None means the data covariance (full), the per-column variances
+        (diag) or their mean (spherical). The Gamma rate is half of it.
+    init : {"kmeans++", "random"}, default="kmeans++"
+        Starting responsibilities: one k-means++ clustering (hard), or flat-Dirichlet rows.
+    n_init, max_iter, tol, random_state, verbose
+        As for :class:`~mixbayes.DirichletMultinomialMixture`.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_components,)
+    means_ : ndarray of shape (n_components, n_features)
+        Posterior means :math:`m_k`.
+    precisions_ : ndarray
+        :math:`E[\Lambda_k]`: (K, d, d) full, (K, d) diag, (K,) spherical.
+    covariances_ : ndarray
+        The inverse of ``precisions_`` (scikit-learn's convention).
+    mean_precision_, degrees_of_freedom_ : ndarray of shape (n_components,)
+        :math:`\kappa_k` and :math:`\nu_k` (full) or the Gamma shape :math:`a_k`.
+    scale_ : ndarray
+        :math:`W_k^{-1}` (full) or the Gamma rates :math:`b_k`.
+    n_effective_components_ : int
+        Components holding at least one point's worth of responsibility.
+    labels_, elbo_trace_, elbo_, n_iter_, converged_, n_features_in_
+    """
+
+    _parameter_rules = {
+        "n_components": Interval("int", 1),
+        "covariance_type": Options(("full", "diag", "spherical")),
+        "weight_concentration_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "mean_precision_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "degrees_of_freedom_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "init": Options(("kmeans++", "random")),
+        "n_init": Interval("int", 1),
+        "max_iter": Interval("int", 1),
+        "tol": Interval("real", 0),
+        "random_state": RandomState(),
+        "verbose": Interval("int", 0),
+    }
+
+    def __init__(self, n_components=5, *, covariance_type="full", weight_concentration_prior=None,
+                 mean_precision_prior=None, mean_prior=None, degrees_of_freedom_prior=None,
+                 covariance_prior=None, init="kmeans++", n_init=1, max_iter=500, tol=1e-3,
+                 random_state=0, verbose=0):
+        self.n_components = n_components
+        self.covariance_type = covariance_type
+        self.weight_concentration_prior = weight_concentration_prior
+        self.mean_precision_prior = mean_precision_prior
+        self.mean_prior = mean_prior
+        self.degrees_of_freedom_prior = degrees_of_freedom_prior
+        self.covariance_prior = covariance_prior
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ hooks of the loop
+    def _weight_prior(self):
+        if self.weight_concentration_prior is None:
+            return 1.0 / self.n_components
+        return self.weight_concentration_prior
+
+    @staticmethod
+    def _check_values(X):
+        return check_points(X, "X")
+
+    def _check_params(self, n_samples):
+        super()._check_params(n_samples)
+        if n_samples < 2:
+            raise ValueError(
+                f"X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
+            )
+
+    def _make_family(self, X):
+        self._set_priors(X)
+        return self._family()
+
+    def _set_priors(self, X):
+        d = X.shape[1]
+        self.mean_prior_ = _vector(self.mean_prior, X.mean(axis=0), d, "mean_prior")
+        self.mean_precision_prior_ = (
+            1.0 if self.mean_precision_prior is None else float(self.mean_precision_prior))
+        full = self.covariance_type == "full"
+        self.degrees_of_freedom_prior_ = float(
+            self.degrees_of_freedom_prior if self.degrees_of_freedom_prior is not None
+            else (d if full else 1.0))
+        if full and self.degrees_of_freedom_prior_ <= d - 1:
+            raise ValueError(
+                f"degrees_of_freedom_prior must be > n_features - 1 = {d - 1} for a Wishart; "
+                f"got {self.degrees_of_freedom_prior_}."
+            )
+        self.covariance_prior_ = _covariance_prior(self.covariance_prior, X, self.covariance_type)
+
+    def _family(self):
+        return GaussianFamily(self.covariance_type, self.mean_prior_, self.mean_precision_prior_,
+                              self.degrees_of_freedom_prior_, self.covariance_prior_)
+
+    def _initial_responsibilities(self, X, family, rng):
+        if self.init == "random":
+            return super()._initial_responsibilities(X, family, rng)
+        labels = KMeans(self.n_components, n_init=1, init="k-means++",
+                        random_state=int(rng.integers(2**31 - 1))).fit(X).labels_
+        return np.eye(self.n_components)[labels]
+
+    def _store_state(self, state):
+        super()._store_state(state)
+        post = state.family_posterior
+        self.mean_precision_ = post.mean_precision
+        self.means_ = post.means + self.mean_prior_
+        self.degrees_of_freedom_ = post.dof
+        self.scale_ = post.scale
+        if self.covariance_type == "full":
+            self.covariances_ = post.scale / post.dof[:, None, None]
+            self.precisions_ = np.linalg.inv(self.covariances_)
+        elif self.covariance_type == "diag":
+            self.precisions_ = post.dof[:, None] / post.scale
+            self.covariances_ = 1.0 / self.precisions_
+        else:
+            self.precisions_ = post.dof / post.scale
+            self.covariances_ = 1.0 / self.precisions_
+        counts = state.weight_concentration - state.weight_prior
+        self.n_effective_components_ = int(np.sum(counts >= 1.0))
+
+    def _restore_state(self):
+        family = self._family()
+        posterior = GaussianPosterior(self.mean_precision_, self.means_ - self.mean_prior_,
+                                      self.degrees_of_freedom_, self.scale_)
+        state = MixtureState(
+            self.weight_concentration_, posterior,
+            dirichlet_expected_log(self.weight_concentration_), family.expectations(posterior),
+            self.weight_prior_, None,
+        )
+        return state, family
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, n_samples=1, random_state=None):
+        """Draw points from the fitted mixture (posterior-mean weights, means and covariances).
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        labels : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
+        rng = np.random.default_rng(random_state)
+        labels = rng.choice(self.n_components, size=n_samples, p=self.weights_)
+        d = self.n_features_in_
+        X = np.empty((n_samples, d))
+        for k in np.unique(labels):
+            idx = labels == k
+            if self.covariance_type == "full":
+                cov = self.covariances_[k]
+            elif self.covariance_type == "diag":
+                cov = np.diag(self.covariances_[k])
+            else:
+                cov = self.covariances_[k] * np.eye(d)
+            X[idx] = rng.multivariate_normal(self.means_[k], cov, size=int(idx.sum()))
+        return X, labels
+
+
+def check_points(X, name="X"):
+    """Validate a real-valued 2-D point array (a 1-D array is one column of values)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix, but dense data is required for points; "
+                        "use X.toarray().")
+    if np.iscomplexobj(X):
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers.")
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must hold real numbers: {exc}") from None
+    if X.ndim == 1:
+        X = X[:, None]  # one-dimensional data: one feature, a main use of this model
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (samples x features); got {X.ndim} dimensions.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         "required.")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
+                         "required.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    return X
+
+
+def _vector(value, default, d, name):
+    if value is None:
+        return default
+    value = np.asarray(value, dtype=float)
+    if value.shape != (d,) or not np.all(np.isfinite(value)):
+        raise ValueError(f"{name} must be a finite vector of length n_features={d}.")
+    return value
+
+
+def _covariance_prior(value, X, covariance_type):
+    """The data-scaled default or a checked user value, in the shape the family expects."""
+    d = X.shape[1]
+    if value is None:
+        variances = X.var(axis=0, ddof=1)
+        flat = np.flatnonzero(variances <= 0)
+        if flat.size:
+            raise ValueError(
+                f"X has zero-variance column(s) {flat.tolist()}: the data-scaled covariance_prior "
+                "would be singular. Drop them or pass covariance_prior."
+            )
+        if covariance_type == "full":
+            return np.atleast_2d(np.cov(X.T))
+        return variances if covariance_type == "diag" else np.asarray(variances.mean())
+    value = np.asarray(value, dtype=float)
+    expected = {"full": (d, d), "diag": (d,), "spherical": ()}[covariance_type]
+    if value.shape != expected:
+        raise ValueError(
+            f"covariance_prior must have shape {expected} for covariance_type="
+            f"{covariance_type!r}; got {value.shape}."
+        )
+    if covariance_type == "full":
+        ok = np.allclose(value, value.T) and np.all(np.linalg.eigvalsh(value) > 0)
+    else:
+        ok = np.all(value > 0)
+    if not ok or not np.all(np.isfinite(value)):
+        raise ValueError("covariance_prior must be positive (definite for 'full').")
+    return value

@@ -1,0 +1,226 @@
+"""Variational Gaussian mixture: monotone ELBO, closed forms vs Monte Carlo, scikit-learn agreement."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.mixture import BayesianGaussianMixture
+
+import mixbayes as mb
+from mixbayes.families.gaussian import GaussianFamily
+
+FAITHFUL = os.path.join(os.path.dirname(__file__), "..", "data", "old_faithful.csv")
+
+
+def _blobs(seed, n=300):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 0.0, 0.0], [6.0, 2.0, -1.0], [-3.0, 5.0, 2.0]])
+    labels = rng.integers(3, size=n)
+    A = rng.normal(size=(3, 3, 3)) * 0.6
+    X = centres[labels] + np.einsum("nij,nj->ni", A[labels], rng.normal(size=(n, 3)))
+    return X, labels
+
+
+def _quiet_fit(model, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ConvergenceWarning)
+        return model.fit(X)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+@pytest.mark.parametrize("K", [1, 3, 6])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_elbo_never_decreases(covariance_type, K, seed):
+    X, _ = _blobs(seed)
+    model = _quiet_fit(mb.VariationalGaussianMixture(
+        K, covariance_type=covariance_type, init="random", tol=0.0, max_iter=80,
+        random_state=seed), X)
+    trace = model.elbo_trace_
+    assert np.all(np.diff(trace) >= -1e-9 * np.abs(trace[1:])), np.diff(trace).min()
+
+
+def test_old_faithful_collapses_to_two_components():
+    eruptions = np.loadtxt(FAITHFUL, delimiter=",", skiprows=3)[:, 0]
+    assert eruptions.shape == (272,)
+    model = mb.VariationalGaussianMixture(10, covariance_type="diag", n_init=3).fit(eruptions)
+    assert model.n_effective_components_ == 2
+    big = np.argsort(-model.weights_)[:2]
+    order = big[np.argsort(model.means_[big, 0])]
+    np.testing.assert_allclose(model.means_[order, 0], [2.05, 4.29], atol=0.02)
+    np.testing.assert_allclose(model.weights_[order], [0.36, 0.64], atol=0.01)
+
+
+class _SklearnFromResp(BayesianGaussianMixture):
+    """scikit-learn's model started from given responsibilities."""
+
+    resp0 = None
+
+    def _initialize_parameters(self, X, random_state, **kwargs):
+        self._initialize(X, self.resp0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_agrees_with_scikit_learn_given_the_same_start(seed):
+    X, _ = _blobs(seed, n=250)
+    K = 4
+    resp0 = np.random.default_rng(seed).dirichlet(np.ones(K), size=X.shape[0])
+
+    class Ours(mb.VariationalGaussianMixture):
+        def _initial_responsibilities(self, X, family, rng):
+            return resp0
+
+    iters = 30
+    ours = _quiet_fit(Ours(K, covariance_type="full", max_iter=iters, tol=0.0), X)
+    ref = _SklearnFromResp(
+        n_components=K, covariance_type="full", weight_concentration_prior_type=
+        "dirichlet_distribution", weight_concentration_prior=1.0 / K, reg_covar=0.0,
+        max_iter=iters, tol=0.0, n_init=1)
+    ref.resp0 = resp0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(X)
+    assert ours.n_iter_ <= iters  # ours may stop at an exact fixed point (change 0 <= tol)
+    np.testing.assert_allclose(ours.weights_, ref.weights_, atol=1e-6)
+    np.testing.assert_allclose(ours.means_, ref.means_, atol=1e-6)
+    np.testing.assert_allclose(ours.covariances_, ref.covariances_, atol=1e-6)
+
+
+def test_wishart_expectations_match_monte_carlo():
+    """E[log|Lambda|] and E[(x-mu)^T Lambda (x-mu)] from scipy.stats draws."""
+    rng = np.random.default_rng(0)
+    d, kappa, nu = 3, 2.5, 6.0
+    A = rng.normal(size=(d, d))
+    scale_inv = A @ A.T + d * np.eye(d)  # W^{-1}
+    m = rng.normal(size=d)
+    family = GaussianFamily("full", np.zeros(d), 1.0, d, np.eye(d))
+    from mixbayes.families.gaussian import GaussianData, GaussianPosterior
+
+    post = GaussianPosterior(np.array([kappa]), m[None], np.array([nu]), scale_inv[None])
+    exp = family.expectations(post)
+    Lams = stats.wishart(df=nu, scale=np.linalg.inv(scale_inv)).rvs(20000, random_state=rng)
+    logdets = np.linalg.slogdet(Lams)[1]
+    assert exp.expected_log_det[0] == pytest.approx(logdets.mean(), abs=4 * logdets.std() / 141)
+    x = rng.normal(size=d)
+    mus = np.array([rng.multivariate_normal(m, np.linalg.inv(kappa * L)) for L in Lams[:5000]])
+    quad = np.einsum("ni,nij,nj->n", x - mus, Lams[:5000], x - mus)
+    logpdf = 0.5 * (logdets[:5000] - d * np.log(2 * np.pi) - quad)
+    got = family.expected_log_likelihood(GaussianData(x[None]), exp)[0, 0]
+    assert got == pytest.approx(logpdf.mean(), abs=4 * logpdf.std() / np.sqrt(5000))
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_kl_term_matches_monte_carlo(covariance_type):
+    """-KL(q || p) of the component factors against sampling from q."""
+    rng = np.random.default_rng(1)
+    d = 2
+    X, _ = _blobs(3, n=60)
+    X = X[:, :d]
+    model = mb.VariationalGaussianMixture(1, covariance_type=covariance_type, max_iter=3).fit(X)
+    state, family = model._restore_state()
+    post = state.family_posterior
+    k0, nu0, W0inv = family.mean_precision_prior, family.degrees_of_freedom_prior, family.covariance_prior
+    draws = []
+    for _ in range(20000):
+        if covariance_type == "full":
+            W = np.linalg.inv(post.scale[0])
+            L = stats.wishart(df=post.dof[0], scale=W).rvs(random_state=rng)
+            mu = rng.multivariate_normal(post.means[0], np.linalg.inv(post.mean_precision[0] * L))
+            lq = stats.wishart(df=post.dof[0], scale=W).logpdf(L) + stats.multivariate_normal(
+                post.means[0], np.linalg.inv(post.mean_precision[0] * L)).logpdf(mu)
+            lp = stats.wishart(df=nu0, scale=np.linalg.inv(W0inv)).logpdf(L) + \
+                stats.multivariate_normal(np.zeros(d), np.linalg.inv(k0 * L)).logpdf(mu)
+        else:
+            b = np.broadcast_to(post.scale[0], (d,))
+            tau = rng.gamma(post.dof[0], 1.0 / b) if covariance_type == "diag" else \
+                np.full(d, rng.gamma(post.dof[0], 1.0 / post.scale[0]))
+            mu = rng.normal(post.means[0], 1.0 / np.sqrt(post.mean_precision[0] * tau))
+            n_tau = d if covariance_type == "diag" else 1
+            b0 = np.broadcast_to(0.5 * W0inv, (d,))
+            lq = np.sum(stats.gamma(post.dof[0], scale=1.0 / b).logpdf(tau)[:n_tau]) + np.sum(
+                stats.norm(post.means[0], 1 / np.sqrt(post.mean_precision[0] * tau)).logpdf(mu))
+            lp = np.sum(stats.gamma(0.5 * nu0, scale=1.0 / b0).logpdf(tau)[:n_tau]) + np.sum(
+                stats.norm(0.0, 1 / np.sqrt(k0 * tau)).logpdf(mu))
+        draws.append(lp - lq)
+        if len(draws) == 4000:
+            break
+    draws = np.array(draws)
+    neg_kl = state.family_expectations.neg_kl
+    assert neg_kl == pytest.approx(draws.mean(), abs=5 * draws.std() / np.sqrt(len(draws)))
+
+
+def test_permuting_rows_gives_the_same_fit():
+    X, _ = _blobs(4)
+    perm = np.random.default_rng(0).permutation(len(X))
+
+    class FixedStart(mb.VariationalGaussianMixture):
+        def _initial_responsibilities(self, X_, family, rng):
+            from sklearn.cluster import KMeans
+
+            km = KMeans(3, n_init=1, random_state=0).fit(X)  # the same start, permuted below
+            labels = km.predict(X_)
+            return np.eye(3)[labels]
+
+    a = FixedStart(3).fit(X)
+    b = FixedStart(3).fit(X[perm])
+    np.testing.assert_allclose(a.means_, b.means_, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(a.labels_[perm], b.labels_)
+
+
+@pytest.mark.parametrize("shift,scale", [(100.0, 1.0), (0.0, 1e-3), (-5.0, 250.0)])
+def test_translation_and_rescaling_give_the_same_partition(shift, scale):
+    X, _ = _blobs(5)
+    a = mb.VariationalGaussianMixture(3, random_state=0).fit(X)
+    b = mb.VariationalGaussianMixture(3, random_state=0).fit(shift + scale * X)
+    assert mb.metrics.ari(a.labels_, b.labels_) == 1.0
+    np.testing.assert_allclose(b.means_, shift + scale * a.means_, rtol=1e-6, atol=1e-6 * scale)
+
+
+def test_recovers_simulated_clusters_and_samples():
+    X, labels = _blobs(6, n=600)
+    model = mb.VariationalGaussianMixture(8, random_state=0).fit(X)
+    assert mb.metrics.ari(labels, model.labels_) > 0.95
+    assert model.n_effective_components_ == 3
+    draws, z = model.sample(500, random_state=0)
+    assert draws.shape == (500, 3) and z.shape == (500,)
+    big = np.flatnonzero(model.weights_ > 0.05)
+    assert big.size == 3 and np.mean(np.isin(z, big)) > 0.97
+    for k in big:  # draws of a component scatter around its mean
+        assert np.linalg.norm(draws[z == k].mean(axis=0) - model.means_[k]) < 0.5
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("X,params,error,match", [
+    (np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 1.0]]), {}, ValueError, "X contains NaN"),
+    (np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 1.0]]), {}, ValueError, "X contains NaN"),
+    (np.array([[0.0, 1.0]]), dict(n_components=1), ValueError, "n_samples=1"),
+    (np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]), {}, ValueError, r"zero-variance column\(s\) \[1\]"),
+    (np.ones((5, 2)) * np.arange(5)[:, None], dict(mean_precision_prior=0.0), ValueError,
+     "mean_precision_prior must be a finite number > 0"),
+    (np.arange(10.0).reshape(5, 2), dict(degrees_of_freedom_prior=0.5), ValueError,
+     "degrees_of_freedom_prior must be > n_features - 1"),
+    (np.arange(10.0).reshape(5, 2), dict(covariance_prior=-np.eye(2)), ValueError,
+     "covariance_prior must be positive"),
+    (np.arange(10.0).reshape(5, 2), dict(covariance_type="tied"), ValueError,
+     "covariance_type must be one of"),
+])
+def test_bad_input(X, params, error, match):
+    params = {"n_components": 2, **params}
+    with pytest.raises(error, match=match):
+        mb.VariationalGaussianMixture(**params).fit(X)
+
+
+def test_wrong_dimension_at_predict():
+    X, _ = _blobs(0)
+    model = mb.VariationalGaussianMixture(2).fit(X)
+    with pytest.raises(ValueError, match="X has 2 features, but VariationalGaussianMixture is expecting 3"):
+        model.predict(X[:, :2])
+
+
+def test_zero_variance_column_with_explicit_prior_is_handled():
+    X, _ = _blobs(0, n=100)
+    X = np.column_stack([X, np.ones(100)])
+    model = mb.VariationalGaussianMixture(
+        3, covariance_type="diag", covariance_prior=np.array([1.0, 1.0, 1.0, 1e-4])).fit(X)
+    assert np.isfinite(model.elbo_)
