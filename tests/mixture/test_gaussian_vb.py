@@ -224,3 +224,58 @@ def test_zero_variance_column_with_explicit_prior_is_handled():
     model = mb.VariationalGaussianMixture(
         3, covariance_type="diag", covariance_prior=np.array([1.0, 1.0, 1.0, 1e-4])).fit(X)
     assert np.isfinite(model.elbo_)
+
+
+def test_student_t_predictive_matches_numerical_integration_in_1d():
+    """p(x | data) = double integral of N(x | mu, 1/tau) NG(mu, tau) over mu and tau."""
+    from scipy import integrate
+
+    from mixbayes.families.gaussian import GaussianData, GaussianPosterior
+
+    family = GaussianFamily("diag", np.zeros(1), 1.0, 1.0, np.ones(1))
+    kappa, m, a, b = 3.0, 0.4, 2.5, 1.7
+    post = GaussianPosterior(np.array([kappa]), np.array([[m]]), np.array([a]), np.array([[b]]))
+    for x in (-1.0, 0.3, 2.2):
+        got = family.log_predictive(GaussianData(np.array([[x]])), post)[0, 0]
+
+        import math
+
+        log_gamma_norm = a * math.log(b) - math.lgamma(a)
+
+        def integrand(mu, tau):  # N(x | mu, 1/tau) N(mu | m, 1/(kappa tau)) Gamma(tau | a, b)
+            return math.exp(
+                0.5 * math.log(tau / (2 * math.pi)) - 0.5 * tau * (x - mu) ** 2
+                + 0.5 * math.log(kappa * tau / (2 * math.pi)) - 0.5 * kappa * tau * (mu - m) ** 2
+                + log_gamma_norm + (a - 1) * math.log(tau) - b * tau)
+
+        value, _ = integrate.dblquad(integrand, 1e-12, 40, -15, 15, epsabs=1e-10, epsrel=1e-8)
+        assert got == pytest.approx(np.log(value), abs=1e-6)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_predictive_equals_the_average_over_posterior_draws(covariance_type):
+    """log_predictive against log-mean of Gaussian densities at draws from ``draw``."""
+    X, _ = _blobs(2, n=40)
+    X = X[:, :2]
+    model = mb.VariationalGaussianMixture(1, covariance_type=covariance_type, max_iter=5).fit(X)
+    state, family = model._restore_state()
+    points = np.array([[0.0, 0.0], [3.0, 1.0]])
+    got = family.log_predictive(family.prepare(points), state.family_posterior)[:, 0]
+    rng = np.random.default_rng(0)
+    means, prec = family.draw(state.family_posterior, rng, size=20000)
+    means, prec = means[:, 0], prec[:, 0]
+    if covariance_type == "full":
+        prec_matrix = prec
+    elif covariance_type == "diag":
+        prec_matrix = prec[:, :, None] * np.eye(2)
+    else:
+        prec_matrix = prec[:, None, None] * np.eye(2)
+    diff = points[None, :, :] - means[:, None, :]  # (draws, points, d)
+    quad = np.einsum("spi,sij,spj->sp", diff, prec_matrix, diff)
+    log_det = np.linalg.slogdet(prec_matrix)[1]
+    dens = np.exp(0.5 * (log_det[:, None] - 2 * np.log(2 * np.pi) - quad))
+    mc = np.log(dens.mean(axis=0))
+    se = dens.std(axis=0) / np.sqrt(len(dens)) / dens.mean(axis=0)
+    np.testing.assert_array_less(np.abs(got - mc), 5 * se)
+    mixture = model.log_predictive_density(points)
+    np.testing.assert_allclose(mixture, got, rtol=1e-12)  # one component: the same density

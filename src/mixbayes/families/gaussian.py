@@ -231,6 +231,69 @@ class GaussianFamily:
                             + np.sum(means**2, axis=1))
         return 0.5 * (expectations.expected_log_det - d * LOG_2PI - d / kappa - maha)
 
+    # -- posterior predictive and draws ---------------------------------------------------
+    def log_predictive(self, data, posterior):
+        r"""Log posterior predictive density of every point under every component, (n, K).
+
+        Integrating :math:`(\mu_k, \Lambda_k)` out of the Gaussian gives a Student-t:
+        ``full``: :math:`\mathrm{St}(x \mid m_k, \tfrac{(\nu_k+1-d)\kappa_k}{1+\kappa_k}W_k,
+        \nu_k+1-d)` (Bishop 10.81); ``diag``: a product of univariate
+        :math:`\mathrm{St}(x_j \mid m_{kj}, \tfrac{a_k\kappa_k}{b_{kj}(1+\kappa_k)}, 2a_k)`;
+        ``spherical``: the isotropic multivariate t with :math:`2a_k` degrees of freedom and
+        scale :math:`\tfrac{b_k(1+\kappa_k)}{a_k\kappa_k}I`.
+        """
+        X = data.centred
+        n, d = X.shape
+        kappa, means, dof, scale = (posterior.mean_precision, posterior.means, posterior.dof,
+                                    posterior.scale)
+        out = np.empty((n, means.shape[0]))
+        for k in range(means.shape[0]):
+            diff = X - means[k]
+            if self.covariance_type == "full":
+                nu = dof[k] + 1.0 - d
+                # shape matrix Sigma = (1 + kappa) / (kappa nu) W^{-1}
+                chol = np.linalg.cholesky(scale[k] * (1.0 + kappa[k]) / (kappa[k] * nu))
+                y = np.linalg.solve(chol, diff.T)
+                maha = np.sum(y * y, axis=0)
+                log_det = 2.0 * np.log(np.diag(chol)).sum()
+                out[:, k] = _log_student(maha, nu, d, log_det)
+            elif self.covariance_type == "diag":
+                nu = 2.0 * dof[k]
+                var = scale[k] * (1.0 + kappa[k]) / (dof[k] * kappa[k])
+                out[:, k] = _log_student(diff**2 / var, nu, 1, np.log(var)).sum(axis=1)
+            else:
+                nu = 2.0 * dof[k]
+                var = scale[k] * (1.0 + kappa[k]) / (dof[k] * kappa[k])
+                out[:, k] = _log_student(np.sum(diff**2, axis=1) / var, nu, d, d * np.log(var))
+        return out
+
+    def draw(self, posterior, rng, size=1):
+        """``size`` draws of every component's mean and precision from the posterior factors.
+
+        Returns ``(means, precisions)``: means (size, K, d) on the original (uncentred) scale,
+        precisions (size, K, d, d) full, (size, K, d) diag, (size, K) spherical.
+        """
+        from scipy import stats
+
+        kappa, m, dof, scale = (posterior.mean_precision, posterior.means, posterior.dof,
+                                posterior.scale)
+        K, d = m.shape
+        z = rng.standard_normal((size, K, d))
+        if self.covariance_type == "full":
+            precisions = np.stack([
+                stats.wishart(df=dof[k], scale=np.linalg.inv(scale[k])).rvs(
+                    size=size, random_state=rng).reshape(size, d, d)
+                for k in range(K)], axis=1)
+            # mu = m + U^{-1} z with kappa Lambda = U^T U (U upper triangular)
+            upper = np.swapaxes(np.linalg.cholesky(kappa[None, :, None, None] * precisions), -1, -2)
+            means = m + np.linalg.solve(upper, z[..., None])[..., 0]
+        else:
+            shape = dof if scale.ndim == 1 else dof[:, None]
+            precisions = rng.gamma(shape, 1.0 / scale, size=(size,) + scale.shape)
+            tau = precisions if scale.ndim == 2 else precisions[..., None]
+            means = m + z / np.sqrt(kappa[:, None] * tau)
+        return means + self.mean_prior, precisions
+
     def responsibilities(self, data, expectations, expected_log_weights):
         """Row softmax of ``E[log lambda] + E[log N]``, its log normaliser and column sums."""
         L = expected_log_weights + self.expected_log_likelihood(data, expectations)
@@ -239,6 +302,12 @@ class GaussianFamily:
         total = resp.sum(axis=1, keepdims=True)
         resp /= total
         return resp, (shift + np.log(total)).ravel(), resp.sum(axis=0)
+
+
+def _log_student(maha, nu, d, log_det_shape):
+    """Log density of a d-variate Student-t with ``nu`` dof at squared Mahalanobis ``maha``."""
+    return (gammaln(0.5 * (nu + d)) - gammaln(0.5 * nu) - 0.5 * d * np.log(nu * np.pi)
+            - 0.5 * log_det_shape - 0.5 * (nu + d) * np.log1p(maha / nu))
 
 
 def multigammaln_vec(a, d):

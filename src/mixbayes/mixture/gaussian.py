@@ -178,6 +178,22 @@ class VariationalGaussianMixture(VariationalMixture):
         )
         return state, family
 
+    def log_predictive_density(self, X):
+        r"""Log posterior predictive density :math:`\log\sum_k E[\lambda_k]\,\mathrm{St}_k(x)`.
+
+        Each component's parameters are integrated out exactly (a Student-t, see
+        :meth:`~mixbayes.families.gaussian.GaussianFamily.log_predictive`); the weights enter
+        through their posterior mean.
+        """
+        from scipy.special import logsumexp
+
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        state, family = self._restore_state()
+        log_t = family.log_predictive(family.prepare(X), state.family_posterior)
+        with np.errstate(divide="ignore"):
+            return logsumexp(log_t + np.log(self.weights_), axis=1)
+
     # ------------------------------------------------------------------ sampling
     def sample(self, n_samples=1, random_state=None):
         """Draw points from the fitted mixture (posterior-mean weights, means and covariances).
