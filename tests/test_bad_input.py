@@ -77,3 +77,12 @@ def test_select_n_clusters_bad_candidates():
         mb.select_n_clusters(GOOD, range(2, 9))
     with pytest.raises(ValueError, match="candidates must hold at least one"):
         mb.select_n_clusters(GOOD, [])
+
+
+def test_gaussian_simulator_checks_and_returns_truth():
+    X, truth = mb.datasets.make_gaussian_mixture(200, 4, 3, random_state=0)
+    assert X.shape == (200, 4) and truth.covariances.shape == (3, 4, 4)
+    assert np.all(np.linalg.eigvalsh(truth.covariances) > 0)
+    np.testing.assert_allclose(truth.weights.sum(), 1.0)
+    with pytest.raises(ValueError, match="weight_concentration must be a finite number > 0"):
+        mb.datasets.make_gaussian_mixture(weight_concentration=0.0)

@@ -11,6 +11,11 @@ import pytest
 import mixbayes as mb
 
 
+def _assert_written(out, names):
+    for name in names:
+        assert (out / name).stat().st_size > 0, name
+
+
 def _run(*args, cwd):
     return subprocess.run(
         [sys.executable, "-m", "mixbayes.cli", *args], cwd=cwd, capture_output=True, text=True,
@@ -31,9 +36,8 @@ def test_cluster_end_to_end(tmp_path, small_corpus):
                   cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
-    for name in ("assignments.csv", "clusters.json", "model.npz", "summary.json",
-                 "convergence.png", "top_words.png"):
-        assert (out / name).stat().st_size > 0, name
+    _assert_written(out, ("assignments.csv", "clusters.json", "model.npz", "summary.json",
+                          "convergence.png", "top_words.png"))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["scores"]["nmi"] > 0.9  # labels.txt beside the matrix were picked up
     assert "NMI" in result.stdout and "cluster" in result.stdout
@@ -81,3 +85,30 @@ def test_demo_runs_on_embedded_corpus(tmp_path):
     summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
     assert summary["n_documents"] == 3891 and summary["scores"]["nmi"] > 0.9
     assert summary["seconds"] < 60
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".npy"])
+def test_gmm_end_to_end(tmp_path, suffix):
+    X, truth = mb.datasets.make_gaussian_mixture(300, 3, 3, random_state=2)
+    path = tmp_path / f"points{suffix}"
+    if suffix == ".csv":
+        np.savetxt(path, X, delimiter=",", header="a,b,c", comments="")
+    else:
+        np.save(path, X)
+    np.savetxt(tmp_path / "gold.txt", truth.labels, fmt="%d")
+    result = _run("cluster", path.name, "--model", "gmm", "-k", "6", "--labels", "gold.txt",
+                  "--out", "g", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "g"
+    _assert_written(out, ("assignments.csv", "clusters.json", "model.npz", "summary.json",
+                          "convergence.png", "scatter.png"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_effective_components"] == 3 and summary["scores"]["ari"] > 0.95
+    model = mb.load(out / "model.npz")
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+
+
+def test_gmm_rejects_non_numeric_input(tmp_path):
+    (tmp_path / "words.csv").write_text("a,b\nx,y\nz,w\n")
+    result = _run("cluster", "words.csv", "--model", "gmm", "-q", cwd=tmp_path)
+    assert result.returncode == 1 and "is not a numeric table" in result.stderr

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-_MODELS = ("dmm",)
+_MODELS = ("dmm", "gmm")
 
 
 def _parse_range(text):
@@ -46,7 +46,8 @@ def build_parser():
     demo.add_argument("--seed", type=int, default=0)
 
     cluster = sub.add_parser("cluster", help="cluster the documents of INPUT")
-    cluster.add_argument("input", help=".mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a folder")
+    cluster.add_argument("input", help="dmm: .mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a "
+                         "folder; gmm: a numeric .csv or .npy of points")
     cluster.add_argument("--model", choices=_MODELS, default="dmm")
     size = cluster.add_mutually_exclusive_group()
     size.add_argument("-k", "--n-components", type=int, default=None, help="number of clusters")
@@ -54,6 +55,8 @@ def build_parser():
                       help="choose K in this range by ELBO + log K!")
     cluster.add_argument("--labels", default=None, help="file with one known label per document")
     cluster.add_argument("--inference", choices=("vb", "gibbs"), default="vb")
+    cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
+                         default="full", help="gmm only")
     cluster.add_argument("--n-init", type=int, default=5)
     cluster.add_argument("--text-column", default="text", help="CSV column holding the text")
     cluster.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
@@ -135,6 +138,90 @@ def _print_summary(summary, clusters, out, stream):
     print(f"outputs written to {out}/", file=stream)
 
 
+def read_points(path):
+    """Points from a ``.npy`` file or a numeric CSV (an optional header row is skipped)."""
+    from ._validation import check_file
+
+    path = check_file(path, "input")
+    if path.endswith(".npy"):
+        return np.load(path, allow_pickle=False)
+    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz")):
+        raise ValueError(f"input: --model gmm reads .csv or .npy points; got {path!r}.")
+    with (__import__("gzip").open(path, "rt") if path.endswith(".gz") else open(path)) as handle:
+        lines = [line for line in handle if line.strip() and not line.startswith("#")]
+    try:
+        float(lines[0].replace(",", " ").split()[0])
+    except (ValueError, IndexError):
+        lines = lines[1:]  # a header row
+    try:
+        return np.loadtxt(lines, delimiter="," if "," in lines[0] else None, ndmin=2)
+    except ValueError as exc:
+        raise ValueError(f"input: {path!r} is not a numeric table ({exc}).") from None
+
+
+def _run_gmm(args, verbose, stream, start):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import metrics, plotting
+    from .corpus import read_labels
+    from .mixture import VariationalGaussianMixture
+    from .persist import save
+
+    X = read_points(args.input)
+    labels = read_labels(args.labels) if args.labels else None
+    if labels is not None and labels.shape != (X.shape[0],):
+        raise ValueError(f"labels has {labels.size} entries but the input has {X.shape[0]} points.")
+    model = VariationalGaussianMixture(
+        10 if args.n_components is None else args.n_components,
+        covariance_type=args.covariance_type, n_init=args.n_init, random_state=args.seed,
+        verbose=verbose).fit(X)
+    elapsed = time.perf_counter() - start
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    proba = model.predict_proba(X)
+    with open(os.path.join(out, "assignments.csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["index", "cluster", "probability"] + (["label"] if labels is not None else []))
+        for i, k in enumerate(model.labels_):
+            writer.writerow([i, int(k), f"{proba[i, k]:.6f}"] + ([labels[i]] if labels is not None else []))
+    sizes = np.bincount(model.labels_, minlength=model.n_components)
+    clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
+                     mean=model.means_[k].tolist()) for k in range(model.n_components)]
+    with open(os.path.join(out, "clusters.json"), "w", encoding="utf-8") as handle:
+        json.dump(clusters, handle, indent=2)
+    save(model, os.path.join(out, "model.npz"))
+    summary = dict(settings=dict(model="gmm", input=args.input, n_components=model.n_components,
+                                 covariance_type=args.covariance_type, seed=args.seed),
+                   n_samples=X.shape[0], n_features=X.shape[1] if X.ndim == 2 else 1,
+                   n_effective_components=model.n_effective_components_,
+                   elbo=float(model.elbo_), n_iter=int(model.n_iter_),
+                   converged=bool(model.converged_), seconds=round(elapsed, 3))
+    if labels is not None:
+        summary["scores"] = metrics.clustering_report(labels, model.labels_)
+    plotting.plot_elbo_trace(model).savefig(os.path.join(out, "convergence.png"), dpi=110)
+    plotting.plot_gaussian_clusters(model, X).savefig(os.path.join(out, "scatter.png"), dpi=110)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2, default=str)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    print(f"{summary['n_samples']} points x {summary['n_features']} features -> "
+          f"{model.n_effective_components_} effective components of {model.n_components} in "
+          f"{elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
+    for c in clusters:
+        if c["size"]:
+            mean = ", ".join(f"{v:.3g}" for v in c["mean"][:4])
+            print(f"  cluster {c['cluster']:>2} ({c['size']:>5} points, weight "
+                  f"{c['weight']:.3f}): mean [{mean}{', ...' if len(c['mean']) > 4 else ''}]",
+                  file=stream)
+    if labels is not None:
+        s_ = summary["scores"]
+        print(f"against known labels: NMI {s_['nmi']:.3f}  ARI {s_['ari']:.3f}", file=stream)
+    print(f"outputs written to {out}/", file=stream)
+    return 0
+
+
 def run(args, stream=sys.stdout):
     from . import datasets
     from .corpus import read_corpus
@@ -147,6 +234,11 @@ def run(args, stream=sys.stdout):
         settings = dict(model="dmm", input="classic3 (embedded)", n_components=3, seed=args.seed)
         model = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose).fit(corpus.counts)
         selection = None
+    elif args.model == "gmm":
+        if args.select is not None:
+            raise ValueError("--select is for --model dmm; a Gaussian mixture switches unneeded "
+                             "components off by itself, so give an upper bound with -k.")
+        return _run_gmm(args, verbose, stream, start)
     else:
         options = {} if args.stop_words is None else dict(stop_words=args.stop_words)
         if args.input.endswith((".csv", ".csv.gz")):

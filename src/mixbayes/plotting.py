@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection"]
+__all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters"]
 
 
 def _axes(ax, figsize=(6, 4)):
@@ -72,5 +72,48 @@ def plot_selection(selection, ax=None):
     ax.set_ylabel("ELBO + log K!")
     ax.legend()
     ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_gaussian_clusters(model, X, ax=None):
+    """Scatter the points coloured by cluster, with each used component's 2-sigma ellipse.
+
+    With more than two features the points, means and covariances are projected on the first
+    two principal components of ``X``.
+    """
+    from matplotlib.patches import Ellipse
+
+    fig, ax = _axes(ax, figsize=(6, 5))
+    X = np.asarray(X, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    d = X.shape[1]
+    centre = X.mean(axis=0)
+    if d == 1:
+        basis = np.eye(1)
+    elif d == 2:
+        basis = np.eye(2)
+    else:
+        _, _, vt = np.linalg.svd(X - centre, full_matrices=False)
+        basis = vt[:2].T
+    Y = (X - centre) @ basis
+    if Y.shape[1] == 1:
+        Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
+    labels = model.predict(X)
+    ax.scatter(Y[:, 0], Y[:, 1], c=labels, cmap="tab10", s=8, alpha=0.7)
+    for k in np.flatnonzero(model.weights_ > 0.01):
+        mean = (model.means_[k] - centre) @ basis
+        cov2 = basis.T @ model.covariance_matrix(k) @ basis
+        if cov2.shape == (1, 1):
+            cov2 = np.diag([cov2[0, 0], 1e-12])
+            mean = np.array([mean[0], 0.0])
+        vals, vecs = np.linalg.eigh(cov2)
+        angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
+        ax.add_patch(Ellipse(mean, 4 * np.sqrt(vals[-1]), 4 * np.sqrt(max(vals[0], 0)),
+                             angle=angle, fill=False, lw=1.5, color="black"))
+        ax.plot(*mean, "k+", ms=10)
+    ax.set_xlabel("x1" if d <= 2 else "principal component 1")
+    ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else ""))
+    ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
     fig.tight_layout()
     return fig

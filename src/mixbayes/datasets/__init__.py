@@ -1,6 +1,8 @@
 """The embedded classic3 corpus and simulators that return the truth behind their data."""
 
 from ._embedded import load_classic3
-from ._simulate import DMMTruth, make_dmm_corpus
+from ._simulate import DMMTruth, GaussianMixtureTruth, make_dmm_corpus, make_gaussian_mixture
 
-__all__ = ["load_classic3", "make_dmm_corpus", "DMMTruth"]
+__all__ = [
+    "load_classic3", "make_dmm_corpus", "DMMTruth", "make_gaussian_mixture", "GaussianMixtureTruth",
+]

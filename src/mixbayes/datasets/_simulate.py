@@ -62,3 +62,60 @@ def make_dmm_corpus(n_documents=300, n_terms=200, n_components=3, mean_length=50
     vocabulary = [f"w{j}" for j in range(n_terms)]
     corpus = Corpus(counts, vocabulary, labels=labels)
     return corpus, DMMTruth(weights, components, labels)
+
+
+@dataclass
+class GaussianMixtureTruth:
+    """Parameters that generated a :func:`make_gaussian_mixture` sample."""
+
+    weights: np.ndarray  # (K,)
+    means: np.ndarray  # (K, d)
+    covariances: np.ndarray  # (K, d, d)
+    labels: np.ndarray  # (n,)
+
+
+@dataclass
+class _GaussianSettings:
+    n_samples: int
+    n_features: int
+    n_components: int
+    separation: float
+    weight_concentration: float
+
+
+def make_gaussian_mixture(n_samples=500, n_features=2, n_components=3, separation=4.0,
+                          weight_concentration=10.0, random_state=0):
+    r"""Simulate points from a Gaussian mixture drawn from a conjugate-style prior.
+
+    .. math::
+
+        \lambda \sim \mathrm{Dir}(a\mathbf 1_K),\ \Sigma_k \sim \mathcal W^{-1}(I, d + 2),\
+        \mu_k \sim \mathcal N(0, s^2 I),\ z_i \sim \mathrm{Cat}(\lambda),\
+        x_i \sim \mathcal N(\mu_{z_i}, \Sigma_{z_i}),
+
+    with :math:`s` = ``separation`` (larger is easier).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    truth : GaussianMixtureTruth
+    """
+    from scipy import stats
+
+    settings = _GaussianSettings(n_samples, n_features, n_components, separation,
+                                 weight_concentration)
+    validate_params(settings, {
+        "n_samples": Interval("int", 1), "n_features": Interval("int", 1),
+        "n_components": Interval("int", 1), "separation": Interval("real", 0),
+        "weight_concentration": Interval("real", 0, None, "neither"),
+    })
+    rng = check_random_state(random_state)
+    d = n_features
+    weights = rng.dirichlet(np.full(n_components, float(weight_concentration)))
+    covariances = stats.invwishart(df=d + 2, scale=np.eye(d)).rvs(
+        size=n_components, random_state=rng).reshape(n_components, d, d)
+    means = rng.normal(0.0, separation, size=(n_components, d))
+    labels = rng.choice(n_components, size=n_samples, p=weights)
+    chol = np.linalg.cholesky(covariances)
+    X = means[labels] + np.einsum("nij,nj->ni", chol[labels], rng.standard_normal((n_samples, d)))
+    return X, GaussianMixtureTruth(weights, means, covariances, labels)

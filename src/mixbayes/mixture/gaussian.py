@@ -212,14 +212,18 @@ class VariationalGaussianMixture(VariationalMixture):
         X = np.empty((n_samples, d))
         for k in np.unique(labels):
             idx = labels == k
-            if self.covariance_type == "full":
-                cov = self.covariances_[k]
-            elif self.covariance_type == "diag":
-                cov = np.diag(self.covariances_[k])
-            else:
-                cov = self.covariances_[k] * np.eye(d)
-            X[idx] = rng.multivariate_normal(self.means_[k], cov, size=int(idx.sum()))
+            X[idx] = rng.multivariate_normal(self.means_[k], self.covariance_matrix(k),
+                                             size=int(idx.sum()))
         return X, labels
+
+    def covariance_matrix(self, k):
+        """Component ``k``'s covariance as a (d, d) matrix, whatever ``covariance_type``."""
+        check_is_fitted(self)
+        if self.covariance_type == "full":
+            return self.covariances_[k]
+        if self.covariance_type == "diag":
+            return np.diag(self.covariances_[k])
+        return self.covariances_[k] * np.eye(self.n_features_in_)
 
 
 def check_points(X, name="X"):
