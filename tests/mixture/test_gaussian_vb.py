@@ -279,3 +279,22 @@ def test_predictive_equals_the_average_over_posterior_draws(covariance_type):
     np.testing.assert_array_less(np.abs(got - mc), 5 * se)
     mixture = model.log_predictive_density(points)
     np.testing.assert_allclose(mixture, got, rtol=1e-12)  # one component: the same density
+
+
+def test_full_covariance_kernels_match_the_numpy_reference():
+    from scipy.special import logsumexp, softmax
+
+    X, _ = _blobs(7, n=500)
+    model = mb.VariationalGaussianMixture(4, random_state=0, max_iter=3, tol=0).fit(X)
+    state, family = model._restore_state()
+    data = family.prepare(X)
+    resp, log_norm, counts = family.responsibilities(
+        data, state.family_expectations, state.expected_log_weights)
+    L = state.expected_log_weights + family.expected_log_likelihood(data, state.family_expectations)
+    np.testing.assert_allclose(log_norm, logsumexp(L, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(resp, softmax(L, axis=1), atol=1e-12)
+    np.testing.assert_allclose(counts, resp.sum(axis=0), rtol=1e-12)
+    stats_ = family.sufficient_statistics(data, resp)
+    Xc = data.centred
+    np.testing.assert_allclose(stats_.sums, resp.T @ Xc, rtol=1e-12)
+    np.testing.assert_allclose(stats_.squares, np.einsum("nk,ni,nj->kij", resp, Xc, Xc), rtol=1e-11)

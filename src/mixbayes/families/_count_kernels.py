@@ -12,6 +12,8 @@ import types
 import numpy as np
 from numba import njit, prange
 
+from ._softmax import softmax_row
+
 # Where a statistic s is below this fraction of the prior concentration a, the Dirichlet
 # parameter a + s is a plus a negligible amount: a second-order Taylor expansion around a has
 # relative error ~(s/a)^3 = 1e-24 and costs a few flops instead of a digamma and an lgamma (most
@@ -113,10 +115,6 @@ def _compressed_times_dense(indptr, indices, data, dense, out):
     return out
 
 
-# exp(-50) = 2e-22: a term this far below the row maximum cannot change the normaliser (>= 1)
-# in double precision, even summed over thousands of components, so its exp is skipped and its
-# responsibility is an exact zero (which also keeps the word statistics sparse)
-_NEGLIGIBLE = -50.0
 
 
 def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weights, resp,
@@ -144,23 +142,7 @@ def _responsibilities(indptr, indices, data, expected_log_PK, expected_log_weigh
                 v = data[e]
                 for k in range(K):
                     row[k] += v * src[k]
-            top = row[0]
-            for k in range(1, K):
-                if row[k] > top:
-                    top = row[k]
-            total = 0.0
-            for k in range(K):
-                gap = row[k] - top
-                if gap > _NEGLIGIBLE:
-                    row[k] = math.exp(gap)
-                    total += row[k]
-                else:
-                    row[k] = 0.0
-            inv = 1.0 / total
-            for k in range(K):
-                row[k] *= inv
-                sizes[k] += row[k]
-            log_norm[i] = top + math.log(total)
+            log_norm[i] = softmax_row(row, sizes)
     counts = np.zeros(K)
     for c in range(n_chunks):
         for k in range(K):

@@ -38,7 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.special import digamma, gammaln, multigammaln
+
+from ._gaussian_kernels import full_responsibilities, weighted_moments
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -132,10 +135,10 @@ class GaussianFamily:
     def sufficient_statistics(self, data, resp):
         X = data.centred
         counts = resp.sum(axis=0)
-        sums = resp.T @ X
         if self.covariance_type == "full":
-            squares = np.einsum("nk,ni,nj->kij", resp, X, X, optimize=True)
+            sums, squares = weighted_moments(X, np.ascontiguousarray(resp))
         else:
+            sums = resp.T @ X
             squares = resp.T @ (X * X)
         return GaussianStats(counts, sums, squares)
 
@@ -218,10 +221,12 @@ class GaussianFamily:
         if self.covariance_type == "full":
             chol, dof = expectations.precision_factor, expectations.dof
             maha = np.empty((n, means.shape[0]))
+            eye = np.eye(d)
             for k in range(means.shape[0]):
-                # (x - m)^T W (x - m) with W^{-1} = L L^T: solve L y = x - m
-                y = np.linalg.solve(chol[k], (X - means[k]).T)
-                maha[:, k] = dof[k] * np.sum(y * y, axis=0)
+                # (x - m)^T W (x - m) = |L^{-1}(x - m)|^2 with W^{-1} = L L^T: one GEMM per k
+                inv_chol = solve_triangular(chol[k], eye, lower=True)
+                y = X @ inv_chol.T - inv_chol @ means[k]
+                maha[:, k] = dof[k] * np.einsum("ij,ij->i", y, y)
         elif self.covariance_type == "diag":
             e_tau = expectations.precision_factor
             maha = (X * X) @ e_tau.T - 2.0 * X @ (e_tau * means).T + np.sum(e_tau * means**2, axis=1)
@@ -296,6 +301,18 @@ class GaussianFamily:
 
     def responsibilities(self, data, expectations, expected_log_weights):
         """Row softmax of ``E[log lambda] + E[log N]``, its log normaliser and column sums."""
+        if self.covariance_type == "full":
+            X = data.centred
+            d = X.shape[1]
+            eye = np.eye(d)
+            inv_chol = np.stack([solve_triangular(c, eye, lower=True)
+                                 for c in expectations.precision_factor])
+            offset = expected_log_weights + 0.5 * (
+                expectations.expected_log_det - d * LOG_2PI - d / expectations.mean_precision)
+            resp, log_norm = np.empty((X.shape[0], offset.size)), np.empty(X.shape[0])
+            counts = full_responsibilities(X, inv_chol, expectations.means, expectations.dof,
+                                           offset, resp, log_norm)
+            return resp, log_norm, counts
         L = expected_log_weights + self.expected_log_likelihood(data, expectations)
         shift = L.max(axis=1, keepdims=True)
         resp = np.exp(L - shift)  # exponents <= 0: no overflow
