@@ -298,3 +298,16 @@ def test_full_covariance_kernels_match_the_numpy_reference():
     Xc = data.centred
     np.testing.assert_allclose(stats_.sums, resp.T @ Xc, rtol=1e-12)
     np.testing.assert_allclose(stats_.squares, np.einsum("nk,ni,nj->kij", resp, Xc, Xc), rtol=1e-11)
+
+
+def test_gaussian_kernel_helpers():
+    from mixbayes.families import _gaussian_kernels as kern
+
+    rng = np.random.default_rng(9)
+    A = rng.normal(size=(3, 5, 5))
+    L = np.linalg.cholesky(A @ np.swapaxes(A, 1, 2) + 5 * np.eye(5))
+    np.testing.assert_allclose(kern.inverse_lower(L), np.linalg.inv(L), rtol=1e-12, atol=1e-14)
+    X = rng.normal(size=(300, 5))
+    resp = rng.dirichlet(np.ones(3), size=300)
+    for a, b in zip(kern.weighted_moments.serial(X, resp), kern.weighted_moments.parallel(X, resp)):
+        np.testing.assert_array_equal(a, b)  # fixed chunks: threads cannot change the sums

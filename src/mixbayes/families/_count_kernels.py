@@ -7,12 +7,11 @@ order, so results do not depend on the number of threads.
 """
 
 import math
-import types
 
 import numpy as np
 from numba import njit, prange
 
-from ._softmax import softmax_row
+from ._kernel_tools import softmax_row, twice as _twice
 
 # Where a statistic s is below this fraction of the prior concentration a, the Dirichlet
 # parameter a + s is a plus a negligible amount: a second-order Taylor expansion around a has
@@ -186,28 +185,6 @@ def _dirichlet_columns(stats_PK, sums_K, theta, expected_log):
     return partial
 
 
-def _twice(py_func):
-    """Compile ``py_func`` serially and in parallel (its ``prange`` loops); pick by work size.
-
-    A parallel region costs tens of microseconds to launch, more than the whole kernel on a
-    small corpus; results are identical either way (each output row is summed in order).
-    """
-    serial = njit(cache=True)(py_func)
-    # a separate function object with its own name, so the two on-disk caches never collide
-    twin = types.FunctionType(py_func.__code__, py_func.__globals__, py_func.__name__ + "_parallel")
-    twin.__qualname__ = py_func.__qualname__ + "_parallel"
-    parallel = njit(cache=True, parallel=True)(twin)
-
-    def dispatch(*args, work):
-        return (parallel if work >= _PARALLEL_FROM else serial)(*args)
-
-    dispatch.__doc__ = py_func.__doc__
-    dispatch.__name__ = py_func.__name__
-    dispatch.serial, dispatch.parallel = serial, parallel
-    return dispatch
-
-
-_PARALLEL_FROM = 200_000  # multiply-adds per call
 dirichlet_columns = _twice(_dirichlet_columns)
 
 

@@ -7,13 +7,12 @@ so results do not depend on the number of threads.
 import numpy as np
 from numba import njit, prange
 
-from ._softmax import softmax_row
+from ._kernel_tools import softmax_row, twice
 
 _N_CHUNKS = 64
 
 
-@njit(cache=True, parallel=True)
-def full_responsibilities(X, inv_chol_KDD, means_KD, scale_K, offset_K, resp, log_norm):
+def _full_responsibilities(X, inv_chol_KDD, means_KD, scale_K, offset_K, resp, log_norm):
     r"""Row softmax of :math:`L_{ik} = c_k - \tfrac12 s_k\,|P_k(x_i - m_k)|^2`.
 
     ``inv_chol_KDD`` holds :math:`P_k = L_k^{-1}` with :math:`W_k^{-1} = L_kL_k^\top`, ``scale_K``
@@ -46,8 +45,7 @@ def full_responsibilities(X, inv_chol_KDD, means_KD, scale_K, offset_K, resp, lo
     return counts
 
 
-@njit(cache=True, parallel=True)
-def weighted_moments(X, resp):
+def _weighted_moments(X, resp):
     r"""Return :math:`\sum_i r_{ik} x_i` (K, d) and :math:`\sum_i r_{ik} x_i x_i^\top` (K, d, d)."""
     n, d = X.shape
     K = resp.shape[1]
@@ -75,3 +73,24 @@ def weighted_moments(X, resp):
             for b in range(a + 1, d):
                 total_squares[k, a, b] = total_squares[k, b, a]
     return total_sums, total_squares
+
+
+@njit(cache=True)
+def inverse_lower(L_KDD):
+    """Inverses of lower-triangular matrices by forward substitution (no LAPACK call: a BLAS
+    thread pool woken between numba regions fights their threads for the cores)."""
+    K, d, _ = L_KDD.shape
+    out = np.zeros((K, d, d))
+    for k in range(K):
+        for col in range(d):
+            out[k, col, col] = 1.0 / L_KDD[k, col, col]
+            for row in range(col + 1, d):
+                acc = 0.0
+                for j in range(col, row):
+                    acc += L_KDD[k, row, j] * out[k, j, col]
+                out[k, row, col] = -acc / L_KDD[k, row, row]
+    return out
+
+
+full_responsibilities = twice(_full_responsibilities)
+weighted_moments = twice(_weighted_moments)

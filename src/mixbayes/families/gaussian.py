@@ -41,7 +41,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import digamma, gammaln, multigammaln
 
-from ._gaussian_kernels import full_responsibilities, weighted_moments
+from ._gaussian_kernels import full_responsibilities, inverse_lower, weighted_moments
 
 LOG_2PI = np.log(2.0 * np.pi)
 
@@ -136,7 +136,8 @@ class GaussianFamily:
         X = data.centred
         counts = resp.sum(axis=0)
         if self.covariance_type == "full":
-            sums, squares = weighted_moments(X, np.ascontiguousarray(resp))
+            sums, squares = weighted_moments(X, np.ascontiguousarray(resp),
+                                             work=X.size * X.shape[1] * resp.shape[1])
         else:
             sums = resp.T @ X
             squares = resp.T @ (X * X)
@@ -304,14 +305,13 @@ class GaussianFamily:
         if self.covariance_type == "full":
             X = data.centred
             d = X.shape[1]
-            eye = np.eye(d)
-            inv_chol = np.stack([solve_triangular(c, eye, lower=True)
-                                 for c in expectations.precision_factor])
+            inv_chol = inverse_lower(np.ascontiguousarray(expectations.precision_factor))
             offset = expected_log_weights + 0.5 * (
                 expectations.expected_log_det - d * LOG_2PI - d / expectations.mean_precision)
             resp, log_norm = np.empty((X.shape[0], offset.size)), np.empty(X.shape[0])
             counts = full_responsibilities(X, inv_chol, expectations.means, expectations.dof,
-                                           offset, resp, log_norm)
+                                           offset, resp, log_norm,
+                                           work=X.size * d * offset.size)
             return resp, log_norm, counts
         L = expected_log_weights + self.expected_log_likelihood(data, expectations)
         shift = L.max(axis=1, keepdims=True)

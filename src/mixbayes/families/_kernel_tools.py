@@ -1,0 +1,59 @@
+"""Pieces shared by the numba kernels: the row softmax and serial/parallel dispatch."""
+
+import math
+import types
+
+from numba import njit
+
+# exp(-50) = 2e-22: a term this far below the row maximum cannot change the normaliser (>= 1)
+# in double precision, even summed over thousands of components, so its exp is skipped and its
+# responsibility is an exact zero (which also keeps the word statistics sparse)
+NEGLIGIBLE = -50.0
+
+
+@njit(cache=True, inline="always")
+def softmax_row(row, sizes):
+    """Turn log-weights ``row`` into probabilities in place, add them to ``sizes``, and return
+    the log normaliser."""
+    K = row.shape[0]
+    top = row[0]
+    for k in range(1, K):
+        if row[k] > top:
+            top = row[k]
+    total = 0.0
+    for k in range(K):
+        gap = row[k] - top
+        if gap > NEGLIGIBLE:
+            row[k] = math.exp(gap)
+            total += row[k]
+        else:
+            row[k] = 0.0
+    inv = 1.0 / total
+    for k in range(K):
+        row[k] *= inv
+        sizes[k] += row[k]
+    return top + math.log(total)
+
+
+def twice(py_func):
+    """Compile ``py_func`` serially and in parallel (its ``prange`` loops); pick by work size.
+
+    A parallel region costs tens of microseconds to launch, more than the whole kernel on a
+    small corpus; results are identical either way (each output row is summed in order).
+    """
+    serial = njit(cache=True)(py_func)
+    # a separate function object with its own name, so the two on-disk caches never collide
+    twin = types.FunctionType(py_func.__code__, py_func.__globals__, py_func.__name__ + "_parallel")
+    twin.__qualname__ = py_func.__qualname__ + "_parallel"
+    parallel = njit(cache=True, parallel=True)(twin)
+
+    def dispatch(*args, work):
+        return (parallel if work >= _PARALLEL_FROM else serial)(*args)
+
+    dispatch.__doc__ = py_func.__doc__
+    dispatch.__name__ = py_func.__name__
+    dispatch.serial, dispatch.parallel = serial, parallel
+    return dispatch
+
+
+_PARALLEL_FROM = 200_000  # multiply-adds per call
