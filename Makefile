@@ -20,7 +20,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
-	$(PY) bench/bench_dmm.py
+	$(PY) bench/bench_dmm.py --write docs/benchmarks.md
+	$(PY) bench/bench_gmm.py --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) mixbayes-demo build src/*.egg-info
