@@ -160,6 +160,7 @@ def test_convergence_warning_and_flag():
             3, max_iter=2, tol=0.0, n_init=1, init="random", init_sweeps=0
         ).fit(corpus.counts)
     assert model.converged_ is False and model.n_iter_ == 2
+    np.testing.assert_array_equal(model.labels_, model.predict(corpus.counts))
     model = mb.DirichletMultinomialMixture(3, n_init=1).fit(corpus.counts)
     assert model.converged_ is True
     assert abs(model.elbo_trace_[-1] - model.elbo_trace_[-2]) <= model.tol

@@ -222,8 +222,14 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 state = self._global_step(
                     data, resp, family, state.weight_prior, fit_priors, counts
                 )
+        if not converged:
+            # the loop ended on a global step: one more local step, so that labels_ are what
+            # predict(X) gives under the kept state
+            resp = family.responsibilities(
+                data, state.family_expectations, state.expected_log_weights
+            )[0]
         return dict(
-            elbo=trace[-1], trace=np.asarray(trace), state=state, family=family,
+            elbo=trace[-1], trace=np.asarray(trace), state=state,
             labels=resp.argmax(axis=1), converged=converged, last_change=abs(last_change),
         )
 
