@@ -252,3 +252,15 @@ def test_select_n_clusters_finds_the_true_k():
     row = selection.table[3]
     assert row["score"] == pytest.approx(row["elbo"] + np.log(24))
     assert selection.best_model.n_components == 4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_match_predict_when_max_iter_stops_the_fit(seed):
+    """One iteration from a random start: the state moves a lot, and labels_ must still be
+    the clusters that predict(X) gives under the kept state."""
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 100, 6, mean_length=8, random_state=3)
+    model = _fit_quiet(mb.DirichletMultinomialMixture(
+        6, max_iter=1, tol=0.0, n_init=1, init="random", init_sweeps=0, random_state=seed),
+        corpus.counts)
+    assert model.converged_ is False
+    np.testing.assert_array_equal(model.labels_, model.predict(corpus.counts))
