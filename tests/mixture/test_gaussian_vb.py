@@ -29,14 +29,15 @@ def _quiet_fit(model, X):
         return model.fit(X)
 
 
+@pytest.mark.parametrize("prior_type", ["dirichlet_distribution", "dirichlet_process"])
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
 @pytest.mark.parametrize("K", [1, 3, 6])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_elbo_never_decreases(covariance_type, K, seed):
+def test_elbo_never_decreases(covariance_type, K, seed, prior_type):
     X, _ = _blobs(seed)
     model = _quiet_fit(mb.VariationalGaussianMixture(
         K, covariance_type=covariance_type, init="random", tol=0.0, max_iter=80,
-        random_state=seed), X)
+        weight_concentration_prior_type=prior_type, random_state=seed), X)
     trace = model.elbo_trace_
     assert np.all(np.diff(trace) >= -1e-9 * np.abs(trace[1:])), np.diff(trace).min()
 
@@ -61,8 +62,9 @@ class _SklearnFromResp(BayesianGaussianMixture):
         self._initialize(X, self.resp0)
 
 
+@pytest.mark.parametrize("prior_type", ["dirichlet_distribution", "dirichlet_process"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_agrees_with_scikit_learn_given_the_same_start(seed):
+def test_agrees_with_scikit_learn_given_the_same_start(seed, prior_type):
     X, _ = _blobs(seed, n=250)
     K = 4
     resp0 = np.random.default_rng(seed).dirichlet(np.ones(K), size=X.shape[0])
@@ -72,10 +74,11 @@ def test_agrees_with_scikit_learn_given_the_same_start(seed):
             return resp0
 
     iters = 30
-    ours = _quiet_fit(Ours(K, covariance_type="full", max_iter=iters, tol=0.0), X)
+    ours = _quiet_fit(Ours(K, covariance_type="full", max_iter=iters, tol=0.0,
+                           weight_concentration_prior_type=prior_type), X)
     ref = _SklearnFromResp(
-        n_components=K, covariance_type="full", weight_concentration_prior_type=
-        "dirichlet_distribution", weight_concentration_prior=1.0 / K, reg_covar=0.0,
+        n_components=K, covariance_type="full", weight_concentration_prior_type=prior_type,
+        weight_concentration_prior=1.0 / K, reg_covar=0.0,
         max_iter=iters, tol=0.0, n_init=1)
     ref.resp0 = resp0
     with warnings.catch_warnings():
@@ -311,3 +314,19 @@ def test_gaussian_kernel_helpers():
     resp = rng.dirichlet(np.ones(3), size=300)
     for a, b in zip(kern.weighted_moments.serial(X, resp), kern.weighted_moments.parallel(X, resp)):
         np.testing.assert_array_equal(a, b)  # fixed chunks: threads cannot change the sums
+
+
+def test_stick_breaking_kl_matches_monte_carlo():
+    from mixbayes.mixture._weights import StickBreakingWeights
+
+    rng = np.random.default_rng(3)
+    weights = StickBreakingWeights(0.7)
+    post = weights.posterior(np.array([30.0, 5.5, 0.2, 0.0]))
+    a, b = post[:, 0], post[:, 1]
+    v = rng.beta(a, b, size=(200000, 4))
+    terms = (stats.beta(1.0, 0.7).logpdf(v) - stats.beta(a, b).logpdf(v)).sum(axis=1)
+    got = weights.neg_kl(post, weights.expected_log(post))
+    assert got == pytest.approx(terms.mean(), abs=5 * terms.std() / np.sqrt(len(terms)))
+    log_pi = np.log(v) + np.concatenate([np.zeros((len(v), 1)),
+                                         np.cumsum(np.log1p(-v), axis=1)[:, :-1]], axis=1)
+    np.testing.assert_allclose(weights.expected_log(post), log_pi.mean(axis=0), atol=0.01)

@@ -45,18 +45,15 @@ from .._validation import (
     validate_params,
 )
 from ..exceptions import ConvergenceWarning
-from ..families.dirichlet import (
-    dirichlet_expected_log,
-    dirichlet_neg_kl,
-    fit_polya_concentration,
-)
+from ..families.dirichlet import fit_polya_concentration
+from ._weights import DirichletWeights
 
 
 @dataclass
 class MixtureState:
     """The global variational factors of a finite mixture and their expectations."""
 
-    weight_concentration: np.ndarray  # (K,) Dirichlet parameters of q(lambda)
+    weight_concentration: np.ndarray  # parameters of q(lambda): (K,) Dirichlet, (K, 2) sticks
     family_posterior: object  # family-specific posterior of the component parameters
     expected_log_weights: np.ndarray  # (K,) E[log lambda]
     family_expectations: object  # family-specific expectations used by the local step and KL
@@ -111,11 +108,12 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 counts, counts.sum(keepdims=True), self.n_components, weight_prior
             )
             family.fit_prior(stats)
-        weight_concentration = weight_prior + counts
+        weights = self._weights(weight_prior)
+        weight_concentration = weights.posterior(counts)
         posterior = family.posterior(stats)
         expectations = family.expectations(posterior)
         return MixtureState(
-            weight_concentration, posterior, dirichlet_expected_log(weight_concentration),
+            weight_concentration, posterior, weights.expected_log(weight_concentration),
             expectations, weight_prior, family.prior,
         )
 
@@ -127,8 +125,8 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
 
     def _global_terms(self, state, family):
         """The KL terms of the ELBO for the global factors (negated)."""
-        return dirichlet_neg_kl(
-            state.weight_concentration, state.weight_prior, state.expected_log_weights
+        return self._weights(state.weight_prior).neg_kl(
+            state.weight_concentration, state.expected_log_weights
         ) + family.neg_kl(state.family_posterior, state.family_expectations)
 
     def _elbo(self, data, resp, state, family):
@@ -245,7 +243,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def _store_state(self, state):
         """Expose the global factors as public fitted attributes (``*_``)."""
         self.weight_concentration_ = state.weight_concentration
-        self.weights_ = state.weight_concentration / state.weight_concentration.sum()
+        self.weights_ = self._weights(state.weight_prior).mean(state.weight_concentration)
         self.weight_prior_ = state.weight_prior
 
     def _restore_state(self):  # pragma: no cover - abstract
@@ -255,6 +253,14 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     # ---------------------------------------------------------------- prediction
     def _weight_prior(self):
         return 1.0 if self.weight_concentration_prior is None else self.weight_concentration_prior
+
+    def _weights(self, prior):
+        """The prior on the mixture weights (finite Dirichlet unless a subclass offers more)."""
+        return DirichletWeights(prior)
+
+    def _weight_expectations(self):
+        """E[log lambda] under the fitted q(lambda)."""
+        return self._weights(self.weight_prior_).expected_log(self.weight_concentration_)
 
     def _local(self, X):
         """Responsibilities and log normalisers of new data under the fitted factors."""

@@ -24,7 +24,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import Interval, Options, RandomState, check_counts
-from ..families.dirichlet import dirichlet_expected_log
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
@@ -185,7 +184,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         posterior = family.posterior_from_concentration(self.word_concentration_)
         state = MixtureState(
             self.weight_concentration_, posterior,
-            dirichlet_expected_log(self.weight_concentration_), family.expectations(posterior),
+            self._weight_expectations(), family.expectations(posterior),
             self.weight_prior_, self.word_prior_,
         )
         return state, family

@@ -20,9 +20,9 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import Interval, Options, RandomState
-from ..families.dirichlet import dirichlet_expected_log
 from ..families.gaussian import GaussianFamily, GaussianPosterior
 from ._base import MixtureState, VariationalMixture
+from ._weights import DirichletWeights, StickBreakingWeights
 
 
 class VariationalGaussianMixture(VariationalMixture):
@@ -33,8 +33,12 @@ class VariationalGaussianMixture(VariationalMixture):
     n_components : int, default=5
         Upper bound :math:`K` on the number of components; unneeded ones switch off.
     covariance_type : {"full", "diag", "spherical"}, default="full"
+    weight_concentration_prior_type : {"dirichlet_distribution", "dirichlet_process"}
+        Finite symmetric Dirichlet weights (default), or a stick-breaking prior truncated at
+        ``n_components`` sticks (scikit-learn's names).
     weight_concentration_prior : float or None, default=None
-        Symmetric Dirichlet :math:`\alpha` on the weights; None means :math:`1/K`.
+        :math:`\alpha` of the Dirichlet, or :math:`\gamma` of the sticks' Beta(1, gamma);
+        None means :math:`1/K`.
     mean_precision_prior : float or None, default=None
         :math:`\kappa_0`; None means 1.
     mean_prior : array-like of shape (n_features,) or None, default=None
@@ -71,6 +75,7 @@ class VariationalGaussianMixture(VariationalMixture):
     _parameter_rules = {
         "n_components": Interval("int", 1),
         "covariance_type": Options(("full", "diag", "spherical")),
+        "weight_concentration_prior_type": Options(("dirichlet_distribution", "dirichlet_process")),
         "weight_concentration_prior": Interval("real", 0, None, "neither", allow_none=True),
         "mean_precision_prior": Interval("real", 0, None, "neither", allow_none=True),
         "degrees_of_freedom_prior": Interval("real", 0, None, "neither", allow_none=True),
@@ -82,12 +87,15 @@ class VariationalGaussianMixture(VariationalMixture):
         "verbose": Interval("int", 0),
     }
 
-    def __init__(self, n_components=5, *, covariance_type="full", weight_concentration_prior=None,
+    def __init__(self, n_components=5, *, covariance_type="full",
+                 weight_concentration_prior_type="dirichlet_distribution",
+                 weight_concentration_prior=None,
                  mean_precision_prior=None, mean_prior=None, degrees_of_freedom_prior=None,
                  covariance_prior=None, init="kmeans++", n_init=1, max_iter=500, tol=1e-3,
                  random_state=0, verbose=0):
         self.n_components = n_components
         self.covariance_type = covariance_type
+        self.weight_concentration_prior_type = weight_concentration_prior_type
         self.weight_concentration_prior = weight_concentration_prior
         self.mean_precision_prior = mean_precision_prior
         self.mean_prior = mean_prior
@@ -109,6 +117,11 @@ class VariationalGaussianMixture(VariationalMixture):
     @staticmethod
     def _check_values(X):
         return check_points(X, "X")
+
+    def _weights(self, prior):
+        if self.weight_concentration_prior_type == "dirichlet_process":
+            return StickBreakingWeights(prior)
+        return DirichletWeights(prior)
 
     def _check_params(self, n_samples):
         super()._check_params(n_samples)
@@ -164,7 +177,7 @@ class VariationalGaussianMixture(VariationalMixture):
         else:
             self.precisions_ = post.dof / post.scale
             self.covariances_ = 1.0 / self.precisions_
-        counts = state.weight_concentration - state.weight_prior
+        counts = self._weights(state.weight_prior).counts(state.weight_concentration)
         self.n_effective_components_ = int(np.sum(counts >= 1.0))
 
     def _restore_state(self):
@@ -173,7 +186,7 @@ class VariationalGaussianMixture(VariationalMixture):
                                       self.degrees_of_freedom_, self.scale_)
         state = MixtureState(
             self.weight_concentration_, posterior,
-            dirichlet_expected_log(self.weight_concentration_), family.expectations(posterior),
+            self._weight_expectations(), family.expectations(posterior),
             self.weight_prior_, None,
         )
         return state, family
