@@ -182,28 +182,26 @@ class GaussianFamily:
                 0.5 * dof, d)
             log_z_p = -0.5 * nu0 * prior_log_det + 0.5 * nu0 * d * np.log(2) + multigammaln(
                 0.5 * nu0, d)
-            kl_wishart = (0.5 * (dof - nu0) * e_log_det - 0.5 * dof * d + 0.5 * dof * trace
-                          - log_z_q + log_z_p)
-            quad = dof * np.einsum("ki,kij,kj->k", means, W, means)
-            kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
+            kl_precision = (0.5 * (dof - nu0) * e_log_det - 0.5 * dof * d + 0.5 * dof * trace
+                            - log_z_q + log_z_p)
+            quad = dof * np.einsum("ki,kij,kj->k", means, W, means)  # E[m^T Lambda m]
             factor = chol
         else:
             a0, b0 = 0.5 * self.degrees_of_freedom_prior, 0.5 * self.covariance_prior
             shape = dof[:, None] if scale.ndim == 2 else dof
             e_log_tau = digamma(shape) - np.log(scale)
             e_tau = shape / scale
-            kl_gamma = _gamma_kl(dof, scale, a0, b0)
+            kl_precision = _gamma_kl(dof, scale, a0, b0)
             if self.covariance_type == "diag":
                 e_log_det = e_log_tau.sum(axis=1)
                 quad = np.sum(e_tau * means**2, axis=1)
-                kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
             else:
                 e_log_det = d * e_log_tau
                 quad = e_tau * np.sum(means**2, axis=1)
-                kl_normal = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
             factor = e_tau
-        neg_kl = -float(np.sum(kl_wishart if self.covariance_type == "full" else kl_gamma)
-                        + np.sum(kl_normal))
+        # E_q(Lambda) KL(N(m, (kappa Lambda)^-1) || N(m0 = 0, (kappa0 Lambda)^-1))
+        kl_mean = 0.5 * (d * k0 / kappa - d + d * np.log(kappa / k0) + k0 * quad)
+        neg_kl = -float(np.sum(kl_precision) + np.sum(kl_mean))
         return GaussianExpectations(e_log_det, factor, kappa, means, dof, neg_kl)
 
     @staticmethod
