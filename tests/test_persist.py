@@ -71,11 +71,13 @@ def test_save_refuses_unfitted_and_foreign_models(tmp_path):
         mb.save(KMeans(2), tmp_path / "m")
 
 
+@pytest.mark.parametrize("prior_type", ["dirichlet_distribution", "dirichlet_process"])
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
-def test_gaussian_round_trip(tmp_path, covariance_type):
+def test_gaussian_round_trip(tmp_path, covariance_type, prior_type):
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 1, (50, 2)), rng.normal(5, 1, (50, 2))])
     model = mb.VariationalGaussianMixture(3, covariance_type=covariance_type,
+                                          weight_concentration_prior_type=prior_type,
                                           mean_prior=[0.0, 0.0]).fit(X)
     loaded = mb.load(mb.save(model, tmp_path / "g"))
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
