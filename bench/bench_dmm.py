@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 import warnings
@@ -32,6 +31,7 @@ from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.feature_extraction.text import TfidfTransformer
 
 import mixbayes as mb
+from _report import markdown_table, write_section
 
 DATA = os.environ.get(
     "MIXBAYES_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -118,23 +118,6 @@ def timed(fn, *args):
     return labels, objective, time.perf_counter() - start
 
 
-def machine():
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    import numba
-    import sklearn
-
-    return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, numba {numba.__version__}")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
@@ -172,35 +155,20 @@ def main():
         print(f"  VB {per_iter * 1e3:.2f} ms/iteration; scipy X @ E.T {product * 1e3:.2f} ms; "
               f"ratio {per_iter / product:.2f}", flush=True)
 
-    table = ["| data set | K | method | NMI mean ± sd (10 seeds) | NMI of best-objective run | s per fit |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
-        table.append(f"| {r['dataset']} | {r['K']} | {r['method']} | {r['nmi_mean']:.3f} ± "
-                     f"{r['nmi_sd']:.3f} | {r['nmi_best']:.3f} | {r['seconds']:.2f} |")
-    table += ["", "| data set | K | VB ms per CAVI iteration | scipy `X @ E[log β]ᵀ` ms | ratio |",
-              "|---|---|---|---|---|"]
-    for s in speed:
-        table.append(f"| {s['dataset']} | {s['K']} | {s['per_iter'] * 1e3:.2f} | "
-                     f"{s['product'] * 1e3:.2f} | {s['per_iter'] / s['product']:.2f} |")
-    text = "\n".join(table)
+    text = markdown_table(
+        ["data set", "K", "method", f"NMI mean ± sd ({args.seeds} seeds)", "NMI of best-objective run",
+         "s per fit"],
+        [[r["dataset"], r["K"], r["method"], f"{r['nmi_mean']:.3f} ± {r['nmi_sd']:.3f}",
+          f"{r['nmi_best']:.3f}", f"{r['seconds']:.2f}"] for r in rows],
+    ) + "\n\n" + markdown_table(
+        ["data set", "K", "VB ms per CAVI iteration", "scipy `X @ E[log β]ᵀ` ms", "ratio"],
+        [[s["dataset"], s["K"], f"{s['per_iter'] * 1e3:.2f}", f"{s['product'] * 1e3:.2f}",
+          f"{s['per_iter'] / s['product']:.2f}"] for s in speed],
+    )
     print("\n" + text)
     if args.write:
-        header = (f"## Document clustering (`python bench/bench_dmm.py`)\n\n"
-                  f"Run {time.strftime('%Y-%m-%d')} on {machine()}.\n\n")
-        _replace_section(args.write, "## Document clustering", header + text + "\n")
-
-
-def _replace_section(path, heading, body):
-    """Replace the section starting at ``heading`` (up to the next '## ') in a markdown file."""
-    old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    start = old.find(heading)
-    if start < 0:
-        new = old.rstrip("\n") + "\n\n" + body
-    else:
-        end = old.find("\n## ", start + len(heading))
-        new = old[:start] + body + (old[end + 1:] if end >= 0 else "")
-    with open(path, "w") as handle:
-        handle.write(new)
+        write_section(args.write, "## Document clustering (`python bench/bench_dmm.py`)", ".",
+                      text)
 
 
 if __name__ == "__main__":

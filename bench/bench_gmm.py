@@ -27,6 +27,7 @@ from sklearn.mixture import BayesianGaussianMixture, GaussianMixture
 from threadpoolctl import threadpool_limits
 
 import mixbayes as mb
+from _report import markdown_table, write_section
 
 DATA = os.environ.get(
     "MIXBAYES_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -106,23 +107,15 @@ def main():
             print(f"  {method}: ARI {row['ari']:.3f} ± {row['sd']:.3f}  {row['seconds']:.2f} s/fit "
                   f"({row['iters']:.0f} it)  {per_iter * 1e3:.1f} ms/iteration "
                   f"[BLAS threads {row['threads']}]", flush=True)
-    lines = ["| data | K | method | ARI mean ± sd | s per fit | iterations | ms per iteration |",
-             "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['data']} | {r['K']} | {r['method']} | {r['ari']:.3f} ± {r['sd']:.3f} | "
-                     f"{r['seconds']:.2f} | {r['iters']:.0f} | {r['per_iter'] * 1e3:.1f} |")
-    text = "\n".join(lines)
+    text = markdown_table(
+        ["data", "K", "method", "ARI mean ± sd", "s per fit", "iterations", "ms per iteration"],
+        [[r["data"], r["K"], r["method"], f"{r['ari']:.3f} ± {r['sd']:.3f}", f"{r['seconds']:.2f}",
+          f"{r['iters']:.0f}", f"{r['per_iter'] * 1e3:.1f}"] for r in rows],
+    )
     print("\n" + text)
     if args.write:
-        import sys
-
-        sys.path.insert(0, os.path.dirname(__file__))
-        from bench_dmm import _replace_section, machine
-
-        header = (f"## Gaussian mixtures (`python bench/bench_gmm.py`)\n\nRun "
-                  f"{time.strftime('%Y-%m-%d')} on {machine()}; {args.seeds} seeds, full "
-                  "covariances, UCI columns standardised.\n\n")
-        _replace_section(args.write, "## Gaussian mixtures", header + text + "\n")
+        write_section(args.write, "## Gaussian mixtures (`python bench/bench_gmm.py`)",
+                      f"; {args.seeds} seeds, full covariances, UCI columns standardised.", text)
 
 
 if __name__ == "__main__":

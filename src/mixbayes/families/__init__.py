@@ -5,6 +5,9 @@ statistics; it never imports a model.
 """
 
 from .dirichlet import dirichlet_expected_log, dirichlet_neg_kl
+from .gaussian import GaussianFamily
 from .multinomial import MultinomialFamily
 
-__all__ = ["dirichlet_expected_log", "dirichlet_neg_kl", "MultinomialFamily"]
+__all__ = [
+    "dirichlet_expected_log", "dirichlet_neg_kl", "GaussianFamily", "MultinomialFamily",
+]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.special import digamma, gammaln, multigammaln
+from scipy.special import digamma, gammaln
 
 from ._gaussian_kernels import full_responsibilities, inverse_lower, weighted_moments
 
@@ -116,11 +116,11 @@ class GaussianFamily:
         self.mean_precision_prior = float(mean_precision_prior)
         self.degrees_of_freedom_prior = float(degrees_of_freedom_prior)
         self.covariance_prior = np.asarray(covariance_prior, dtype=float)
-        self.reuse_buffers = False  # nothing large enough to be worth reusing
+        self.reuse_buffers = False  # part of the family protocol; nothing here is worth reusing
 
     @property
     def prior(self):
-        """The hyperparameters, for the fit's record (they are not fitted)."""
+        """Nothing to record: the Gaussian hyperparameters are fixed, never fitted."""
         return None
 
     # -- data ------------------------------------------------------------------------------
@@ -178,9 +178,9 @@ class GaussianFamily:
             inv_chol = np.linalg.inv(chol)
             W = np.einsum("kji,kjl->kil", inv_chol, inv_chol)
             trace = np.einsum("ij,kji->k", prior_scale, W)
-            log_z_q = -0.5 * dof * log_det_scale + 0.5 * dof * d * np.log(2) + multigammaln_vec(
+            log_z_q = -0.5 * dof * log_det_scale + 0.5 * dof * d * np.log(2) + log_multivariate_gamma(
                 0.5 * dof, d)
-            log_z_p = -0.5 * nu0 * prior_log_det + 0.5 * nu0 * d * np.log(2) + multigammaln(
+            log_z_p = -0.5 * nu0 * prior_log_det + 0.5 * nu0 * d * np.log(2) + log_multivariate_gamma(
                 0.5 * nu0, d)
             kl_precision = (0.5 * (dof - nu0) * e_log_det - 0.5 * dof * d + 0.5 * dof * trace
                             - log_z_q + log_z_p)
@@ -213,7 +213,7 @@ class GaussianFamily:
 
     # -- local step -----------------------------------------------------------------------
     def expected_log_likelihood(self, data, expectations):
-        """Return the (n, K) array of :math:`E[\\log\\mathcal N(x_i\\mid\\mu_k,\\Lambda_k^{-1})]`."""
+        r"""Return the (n, K) array of :math:`E[\log\mathcal N(x_i\mid\mu_k,\Lambda_k^{-1})]`."""
         X = data.centred
         n, d = X.shape
         kappa, means = expectations.mean_precision, expectations.means
@@ -325,9 +325,11 @@ def _log_student(maha, nu, d, log_det_shape):
             - 0.5 * log_det_shape - 0.5 * (nu + d) * np.log1p(maha / nu))
 
 
-def multigammaln_vec(a, d):
-    """``multigammaln`` over an array of ``a``."""
-    return np.array([multigammaln(v, d) for v in np.ravel(a)]).reshape(np.shape(a))
+def log_multivariate_gamma(a, d):
+    r""":math:`\log\Gamma_d(a) = \tfrac{d(d-1)}4\log\pi + \sum_{j=0}^{d-1}\log\Gamma(a - j/2)`,
+    elementwise over an array ``a`` (scipy's ``multigammaln`` takes a scalar only)."""
+    a = np.asarray(a, dtype=float)
+    return 0.25 * d * (d - 1) * np.log(np.pi) + gammaln(a[..., None] - 0.5 * np.arange(d)).sum(-1)
 
 
 def _gamma_kl(shape, rate, shape0, rate0):
