@@ -7,6 +7,7 @@ from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
 from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture, select_n_clusters
 from .persist import load, save
+from .topics import TopicModel, select_n_topics
 
 __all__ = [
     "Corpus",
@@ -18,5 +19,7 @@ __all__ = [
     "read_corpus",
     "save",
     "select_n_clusters",
+    "select_n_topics",
+    "TopicModel",
     "VariationalGaussianMixture",
 ]

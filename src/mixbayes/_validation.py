@@ -238,3 +238,18 @@ def check_file(path, name: str = "path") -> str:
     if not os.access(path, os.R_OK):
         raise PermissionError(f"{name}: cannot read {path!r} (permission denied).")
     return path
+
+
+def top_terms(scores, vocabulary, n, by):
+    """The ``n`` best-scoring terms of every row of ``scores`` (components x terms), after
+    checking that ``vocabulary`` has one entry per term and ``by`` is a known ranking."""
+    vocabulary = np.asarray(vocabulary, dtype=object)
+    if vocabulary.shape != (scores.shape[1],):
+        raise ValueError(
+            f"vocabulary must have one entry per feature ({scores.shape[1]}); "
+            f"got {vocabulary.shape[0] if vocabulary.ndim else 0}."
+        )
+    if by not in ("probability", "lift"):
+        raise ValueError(f"by must be one of 'probability', 'lift'; got {by!r}.")
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
+    return [list(vocabulary[row]) for row in order]

@@ -1,7 +1,7 @@
-"""Agreement between a clustering and known classes.
+"""Agreement between a clustering and known classes, and between estimated and true topics.
 
 NMI and ARI come from scikit-learn; purity and matched accuracy are defined here. Every function
-takes the true classes first and accepts labels of any hashable type.
+takes the truth first; clustering scores accept labels of any hashable type.
 """
 
 import numpy as np
@@ -9,7 +9,8 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["nmi", "ari", "purity", "matched_accuracy", "clustering_report"]
+__all__ = ["nmi", "ari", "purity", "matched_accuracy", "clustering_report", "matched_topic_mse",
+           "match_topics"]
 
 
 def _check_pair(labels_true, labels_pred):
@@ -63,3 +64,36 @@ def clustering_report(labels_true, labels_pred):
         purity=purity(labels_true, labels_pred),
         accuracy=matched_accuracy(labels_true, labels_pred),
     )
+
+
+def match_topics(true_topics, estimated_topics):
+    """The one-to-one matching of estimated to true topics with the least total squared error.
+
+    Parameters
+    ----------
+    true_topics, estimated_topics : array-like of shape (K, p)
+        Topics as rows (each a distribution over the p terms); the same K and p.
+
+    Returns
+    -------
+    ndarray of int of shape (K,)
+        ``order`` such that ``estimated_topics[order[k]]`` is matched to ``true_topics[k]``.
+    """
+    true_topics = np.asarray(true_topics, dtype=float)
+    estimated_topics = np.asarray(estimated_topics, dtype=float)
+    if true_topics.ndim != 2 or true_topics.shape != estimated_topics.shape:
+        raise ValueError(
+            "true_topics and estimated_topics must be 2-D arrays of the same shape (K, p); got "
+            f"{true_topics.shape} and {estimated_topics.shape}."
+        )
+    cost = ((true_topics[:, None, :] - estimated_topics[None, :, :]) ** 2).sum(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    return cols[np.argsort(rows)]
+
+
+def matched_topic_mse(true_topics, estimated_topics):
+    """Mean squared error over all K x p topic probabilities after :func:`match_topics`
+    (the document's measure of topic recovery; label switching is undone first)."""
+    order = match_topics(true_topics, estimated_topics)
+    diff = np.asarray(true_topics, dtype=float) - np.asarray(estimated_topics, dtype=float)[order]
+    return float(np.mean(diff**2))

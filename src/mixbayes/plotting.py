@@ -2,7 +2,8 @@
 
 import numpy as np
 
-__all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters"]
+__all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters",
+           "plot_topic_selection"]
 
 
 def _axes(ax, figsize=(6, 4)):
@@ -116,4 +117,21 @@ def plot_gaussian_clusters(model, X, ax=None):
     ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else ""))
     ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
     fig.tight_layout()
+    return fig
+
+
+def plot_topic_selection(selection, ax=None):
+    """Log Bayes factor (points, left axis) and dispersion (dashed, right axis) against K,
+    as document 3's Figure 3."""
+    fig, ax = _axes(ax)
+    ks = selection.column("k")
+    ax.plot(ks, selection.column("log_bayes_factor"), "o-", color="C0")
+    ax.axvline(selection.best_k, color="0.7", lw=1, zorder=0)
+    ax.set_xlabel("number of topics K")
+    ax.set_ylabel("log Bayes factor vs K = 1", color="C0")
+    right = ax.twinx()
+    right.plot(ks, selection.column("dispersion"), "--", color="C3")
+    right.axhline(1.0, color="C3", lw=0.5, ls=":")
+    right.set_ylabel("dispersion", color="C3")
+    ax.set_title(f"choice of K: {selection.best_k}")
     return fig

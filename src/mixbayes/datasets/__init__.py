@@ -1,8 +1,16 @@
 """The embedded classic3 corpus and simulators that return the truth behind their data."""
 
 from ._embedded import load_classic3
-from ._simulate import DMMTruth, GaussianMixtureTruth, make_dmm_corpus, make_gaussian_mixture
+from ._simulate import (
+    DMMTruth,
+    GaussianMixtureTruth,
+    TopicTruth,
+    make_dmm_corpus,
+    make_gaussian_mixture,
+    make_topic_corpus,
+)
 
 __all__ = [
     "load_classic3", "make_dmm_corpus", "DMMTruth", "make_gaussian_mixture", "GaussianMixtureTruth",
+    "make_topic_corpus", "TopicTruth",
 ]

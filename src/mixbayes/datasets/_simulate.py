@@ -119,3 +119,61 @@ def make_gaussian_mixture(n_samples=500, n_features=2, n_components=3, separatio
     chol = np.linalg.cholesky(covariances)
     X = means[labels] + np.einsum("nij,nj->ni", chol[labels], rng.standard_normal((n_samples, d)))
     return X, GaussianMixtureTruth(weights, means, covariances, labels)
+
+
+@dataclass
+class TopicTruth:
+    """Parameters that generated a :func:`make_topic_corpus` corpus."""
+
+    topics: np.ndarray  # (K, p) theta_k
+    weights: np.ndarray  # (n, K) omega_i
+
+
+@dataclass
+class _TopicSettings:
+    n_documents: int
+    n_terms: int
+    n_components: int
+    mean_length: float
+    topic_concentration: float | None
+    weight_concentration: float | None
+
+
+def make_topic_corpus(n_documents=500, n_terms=1000, n_components=10, mean_length=200.0,
+                      topic_concentration=None, weight_concentration=None, random_state=0):
+    r"""Simulate a corpus from the topic model of document 3 (§5.1).
+
+    .. math::
+
+        \theta_k \sim \mathrm{Dir}(a_\theta), \quad \omega_i \sim \mathrm{Dir}(a_\omega), \quad
+        m_i \sim \mathrm{Poisson}(M), \quad x_i \sim \mathrm{Mult}(m_i, \Theta^\top\omega_i),
+
+    with the document's defaults :math:`a_\theta = a_\omega = 1/K`. Documents may be empty
+    (:math:`m_i = 0`) when ``mean_length`` is small, as under the model.
+
+    Returns
+    -------
+    corpus : Corpus
+        Counts (terms named ``w0``, ``w1``, ...), labels = each document's largest weight.
+    truth : TopicTruth
+    """
+    settings = _TopicSettings(n_documents, n_terms, n_components, mean_length,
+                              topic_concentration, weight_concentration)
+    validate_params(settings, {
+        "n_documents": Interval("int", 1), "n_terms": Interval("int", 2),
+        "n_components": Interval("int", 1), "mean_length": Interval("real", 0, None, "neither"),
+        "topic_concentration": Interval("real", 0, None, "neither", allow_none=True),
+        "weight_concentration": Interval("real", 0, None, "neither", allow_none=True),
+    })
+    rng = check_random_state(random_state)
+    a_theta = 1.0 / n_components if topic_concentration is None else topic_concentration
+    a_omega = 1.0 / n_components if weight_concentration is None else weight_concentration
+    topics = rng.dirichlet(np.full(n_terms, float(a_theta)), size=n_components)
+    weights = rng.dirichlet(np.full(n_components, float(a_omega)), size=n_documents)
+    lengths = rng.poisson(mean_length, size=n_documents)
+    probabilities = weights @ topics
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    counts = np.vstack([rng.multinomial(m, q) for m, q in zip(lengths, probabilities)])
+    vocabulary = [f"w{j}" for j in range(n_terms)]
+    corpus = Corpus(counts, vocabulary, labels=weights.argmax(axis=1))
+    return corpus, TopicTruth(topics, weights)

@@ -23,7 +23,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import Interval, Options, RandomState, check_counts
+from .._validation import Interval, Options, RandomState, check_counts, top_terms
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
@@ -245,19 +245,10 @@ class DirichletMultinomialMixture(VariationalMixture):
         list of lists of str, one list per cluster
         """
         check_is_fitted(self)
-        vocabulary = np.asarray(vocabulary, dtype=object)
-        if vocabulary.shape != (self.n_features_in_,):
-            raise ValueError(
-                f"vocabulary must have one entry per feature ({self.n_features_in_}); "
-                f"got {vocabulary.shape[0] if vocabulary.ndim else 0}."
-            )
-        if by not in ("probability", "lift"):
-            raise ValueError(f"by must be one of 'probability', 'lift'; got {by!r}.")
         scores = self.components_
         if by == "lift":
             scores = scores / (self.weights_ @ self.components_)
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
-        return [list(vocabulary[row]) for row in order]
+        return top_terms(scores, vocabulary, n, by)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,0 +1,7 @@
+"""Topic models by joint MAP, and choosing the number of topics (document 3)."""
+
+from .evidence import TopicEvidence, topic_evidence
+from .model import TopicModel
+from .selection import TopicSelection, select_n_topics
+
+__all__ = ["TopicModel", "TopicEvidence", "TopicSelection", "select_n_topics", "topic_evidence"]

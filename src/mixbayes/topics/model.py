@@ -1,0 +1,309 @@
+r"""``TopicModel``: the K-topic admixture fitted by joint MAP (document 3; R package maptpx).
+
+.. math::
+
+    x_i \sim \mathrm{Mult}\Big(m_i, \sum_k \omega_{ik}\theta_k\Big), \qquad
+    \theta_k \sim \mathrm{Dir}(\alpha), \qquad \omega_i \sim \mathrm{Dir}(1/K).
+
+Topics and weights are estimated jointly at the posterior mode in their natural (logit)
+parameterisation; see :mod:`mixbayes.topics._fit` for the algorithm and
+:mod:`mixbayes.topics.evidence` for the marginal likelihood used to choose K.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._progress import progress
+from .._validation import (
+    Interval,
+    Options,
+    RandomState,
+    check_counts,
+    check_n_features,
+    top_terms,
+    validate_params,
+)
+from ..exceptions import ConvergenceWarning
+from . import _fit, _init
+
+
+class TopicModel(TransformerMixin, BaseEstimator):
+    r"""Topic model (mixed-membership multinomial) fitted by joint MAP.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics K.
+    topic_prior : float or None, default=None
+        Dirichlet concentration :math:`\alpha` of every topic; None means :math:`1/(Kp)` with
+        p the number of terms used in the corpus (the reference's default).
+    tol : float, default=0.1
+        Stop when both the gain in log posterior and :math:`\sum|\Delta\theta|` fall below
+        ``tol`` (absolute, as the reference).
+    max_iter : int, default=1000
+        Maximum number of iterations (each: weight solve, EM step, optional quasi-Newton step).
+    weight_tol : float, default=1e-4
+        L1 change of a document's weights at which its SQP stops.
+    weight_max_steps : int, default=20
+        Newton steps per document and iteration.
+    qn_below : float, default=100
+        Quasi-Newton extrapolation is tried once the gain per iteration is below this; 0 turns
+        it off.
+    init : {"clusters", "buildup"} or array of shape (n_components, n_features), default="clusters"
+        Starting topics. ``"clusters"``: the word distributions of a Dirichlet–multinomial
+        mixture of the documents (one VB run seeded by ``random_state``); under the sparse
+        weights topic models are used for, most documents are dominated by one topic, and these
+        clusters start the MAP search in the right basin. ``"buildup"``: the reference's
+        deterministic scheme, topics grown one at a time from residuals on a subset of documents
+        (see :mod:`mixbayes.topics._init`); on the 20,000-document simulation of the benchmark it
+        ends in a local optimum (log posterior 2e4 lower, topic MSE 40x higher). Or given topics.
+    random_state : int, Generator or None, default=0
+        Seed of the ``"clusters"`` start (the fit itself is deterministic).
+    verbose : int, default=0
+        Progress bar over iterations.
+
+    Attributes
+    ----------
+    topics_ : ndarray of shape (n_components, n_features)
+        MAP topics, rows on the simplex; terms unused in the training corpus have probability 0.
+    components_ : ndarray
+        The same array (the name scikit-learn's decompositions use).
+    doc_topic_ : ndarray of shape (n_documents, n_components)
+        MAP weights of the training documents (uniform for empty documents).
+    usage_ : ndarray of shape (n_components,)
+        Mean weight of every topic over the non-empty training documents.
+    term_frequency_ : ndarray of shape (n_features,)
+        Empirical term probabilities of the training corpus (the denominator of lift).
+    log_posterior_ : float
+        The objective at the returned estimate (see :mod:`mixbayes.topics._fit`).
+    log_posterior_trace_ : ndarray
+        The objective after every iteration (starting value first); it never decreases.
+    n_iter_ : int
+    converged_ : bool
+    topic_prior_ : float
+        The :math:`\alpha` used.
+    dropped_terms_ : ndarray of int
+        Columns with no counts, left out of the fit.
+
+    Notes
+    -----
+    Empty documents carry no information about the topics; they are left out of the fit and get
+    the prior mode, uniform weights. Unused terms are left out too (with a warning) and get
+    probability 0 in every topic.
+    """
+
+    _parameter_rules = {
+        "n_components": Interval("int", 1),
+        "topic_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "tol": Interval("real", 0, None, "left"),
+        "max_iter": Interval("int", 1),
+        "weight_tol": Interval("real", 0, None, "neither"),
+        "weight_max_steps": Interval("int", 1),
+        "qn_below": Interval("real", 0),
+        "verbose": Interval("int", 0),
+        "random_state": RandomState(),
+    }
+
+    def __init__(self, n_components=10, *, topic_prior=None, tol=0.1, max_iter=1000,
+                 weight_tol=1e-4, weight_max_steps=20, qn_below=100.0, init="clusters",
+                 random_state=0, verbose=0):
+        self.n_components = n_components
+        self.topic_prior = topic_prior
+        self.tol = tol
+        self.max_iter = max_iter
+        self.weight_tol = weight_tol
+        self.weight_max_steps = weight_max_steps
+        self.qn_below = qn_below
+        self.init = init
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ set-up
+    def _prior_for(self, n_used_terms):
+        """Functions K -> alpha and K -> c for this model's settings."""
+        if self.topic_prior is None:
+            return (lambda K: 1.0 / (K * n_used_terms)), (lambda K: 1.0 / K)
+        return (lambda K: float(self.topic_prior)), (lambda K: 1.0 / K)
+
+    def _check_init(self, n_features):
+        if isinstance(self.init, str):
+            validate_params(self, {"init": Options(("clusters", "buildup"))})
+            return None
+        topics = np.asarray(self.init, dtype=float)
+        if topics.shape != (self.n_components, n_features):
+            raise ValueError(
+                f"init must be 'buildup' or an array of shape (n_components, n_features) = "
+                f"({self.n_components}, {n_features}); got shape {topics.shape}."
+            )
+        if not np.all(np.isfinite(topics)) or np.any(topics < 0) or np.any(topics.sum(1) <= 0):
+            raise ValueError("init topics must be finite, non-negative, with positive row sums.")
+        return topics
+
+    def _prepare(self, X):
+        """Validate; split off empty documents and unused terms; return what the fit needs."""
+        validate_params(self, self._parameter_rules)
+        X = check_counts(X, "X")
+        n, p = X.shape
+        if self.n_components > n:
+            raise ValueError(
+                f"n_components must be an integer in [1, {n}] (at most n_samples={n}); "
+                f"got {self.n_components}."
+            )
+        column_totals = np.asarray(X.sum(axis=0)).ravel()
+        used_terms = np.flatnonzero(column_totals > 0)
+        used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
+        if used_docs.size == 0:
+            raise ValueError("X has no words: every document is empty.")
+        if used_terms.size < p:
+            warnings.warn(
+                f"{p - used_terms.size} term(s) never occur in X; they are left out of the fit "
+                "and get probability 0 in every topic (see dropped_terms_).",
+                UserWarning, stacklevel=3,
+            )
+        X_used = X[used_docs][:, used_terms]
+        return X, X_used, used_docs, used_terms, column_totals
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None):
+        """Fit topics and weights to the counts ``X`` (n_documents, n_terms)."""
+        self._fit(X, warm_topics=None)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit and return ``doc_topic_``."""
+        return self.fit(X).doc_topic_
+
+    def _fit(self, X, warm_topics=None):
+        X, X_used, used_docs, used_terms, column_totals = self._prepare(X)
+        n, p = X.shape
+        K = self.n_components
+        alpha_for, c_for = self._prior_for(used_terms.size)
+        alpha, c = alpha_for(K), c_for(K)
+        counts = _fit.CountsCSR.from_matrix(X_used)
+        given = self._check_init(p)
+        if warm_topics is not None:
+            theta = np.ascontiguousarray(warm_topics[:, used_terms].T)
+        elif given is not None:
+            theta = np.ascontiguousarray(given[:, used_terms].T) + 1e-12
+        elif self.init == "clusters":
+            theta = _init.from_clusters(X_used, K, self.random_state)
+        else:
+            theta = _init.build_up(X_used, K, alpha_for, c_for)
+        theta = theta / theta.sum(axis=0)
+        omega = _init.start_weights(counts, theta)
+        settings = _fit.FitSettings(alpha, c, self.tol, self.max_iter, self.weight_tol,
+                                    self.weight_max_steps, self.qn_below)
+        with progress(self.max_iter, self.verbose, f"topics K={K}") as bar:
+            def tick(iteration, L, theta):
+                bar.update()
+                bar.set_postfix_str(f"log posterior {L:.6g}", refresh=False)
+
+            result = _fit.fit_map(counts, theta, omega, settings, callback=tick)
+        if not result.converged:
+            warnings.warn(
+                f"TopicModel(K={K}) did not converge in max_iter={self.max_iter} iterations; "
+                "increase max_iter or tol.", ConvergenceWarning, stacklevel=3,
+            )
+        state = result.state
+        # final weights: the exact conditional MAP under the returned topics
+        omega = state.omega_NK.copy()
+        if K > 1:
+            _fit.solve_weights(counts, state.theta_PK, omega, c, self.weight_tol,
+                               self.weight_max_steps)
+        self._counts = counts  # kept for the evidence computations on the training data
+        topics = np.zeros((K, p))
+        topics[:, used_terms] = state.theta_PK.T
+        doc_topic = np.full((n, K), 1.0 / K)
+        doc_topic[used_docs] = omega
+        self.topics_ = topics
+        self.doc_topic_ = doc_topic
+        self.usage_ = omega.mean(axis=0)
+        self.term_frequency_ = column_totals / column_totals.sum()
+        self.topic_prior_ = alpha
+        self.log_posterior_ = _fit.log_posterior(counts, state.theta_PK, omega, alpha, c)
+        self.log_posterior_trace_ = np.asarray(result.trace)
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+        self.n_quasi_newton_ = result.qn_accepted
+        self.dropped_terms_ = np.setdiff1d(np.arange(p), used_terms)
+        self.n_features_in_ = p
+        self._used_docs, self._used_terms = used_docs, used_terms
+        return self
+
+    @property
+    def components_(self):
+        check_is_fitted(self, "topics_")
+        return self.topics_
+
+    # ------------------------------------------------------------------ new documents
+    def _weights_of(self, X, tol=1e-6, max_steps=1000):
+        """MAP weights of the documents of ``X`` with the topics fixed, and the counts of the
+        words the model can place (terms unused in training are left out)."""
+        check_is_fitted(self, "topics_")
+        X = check_counts(X, "X")
+        check_n_features(X, self)
+        used = self._used_terms
+        X_used = X[:, used]
+        dropped = X.sum() - X_used.sum()
+        if dropped > 0:
+            warnings.warn(
+                f"{int(dropped)} word(s) of X belong to terms unused in training (probability 0 "
+                "under every topic); they are left out.", UserWarning, stacklevel=3,
+            )
+        counts = _fit.CountsCSR.from_matrix(X_used)
+        theta = np.ascontiguousarray(self.topics_[:, used].T)
+        K = self.n_components
+        omega = np.full((X.shape[0], K), 1.0 / K)
+        if K > 1:
+            _fit.solve_weights(counts, theta, omega, 1.0 / K, tol, max_steps)
+        return omega, counts, theta
+
+    def transform(self, X):
+        """MAP topic weights of every document of ``X`` given the fitted topics.
+
+        Returns
+        -------
+        ndarray of shape (n_documents, n_components), rows on the simplex
+        """
+        return self._weights_of(X)[0]
+
+    def score(self, X, y=None):
+        r"""Total log-likelihood :math:`\sum_{ij} x_{ij}\log\sum_k\omega_{ik}\theta_{kj}` of the
+        words of ``X``, with each document's weights from :meth:`transform` (higher is better)."""
+        from ._kernels import log_likelihood
+
+        omega, counts, theta = self._weights_of(X)
+        return float(log_likelihood(counts.indptr, counts.indices, counts.data, theta, omega))
+
+    def top_words(self, vocabulary, n=10, by="probability"):
+        r"""The ``n`` top terms of every topic.
+
+        Parameters
+        ----------
+        vocabulary : sequence of str of length n_features
+        n : int, default=10
+        by : {"probability", "lift"}
+            Rank by :math:`\theta_{kj}`, or by lift :math:`\theta_{kj}/\hat p_j` with
+            :math:`\hat p_j` the term's empirical probability (document 3, §5.2).
+
+        Returns
+        -------
+        list of lists of str, one per topic
+        """
+        check_is_fitted(self, "topics_")
+        scores = self.topics_
+        if by == "lift":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scores = np.where(self.term_frequency_ > 0, scores / self.term_frequency_, 0.0)
+        return top_terms(scores, vocabulary, n, by)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags

@@ -1,0 +1,136 @@
+r"""Choosing the number of topics: fit K upward with warm starts and compare the evidence.
+
+For each candidate K (ascending) a :class:`~mixbayes.topics.TopicModel` is fitted, starting —
+after the first — from the previous fit's topics plus new ones seeded from its residuals
+(:func:`~mixbayes.topics._init.grow_topics`, the reference's warm start). Each fit's
+:func:`~mixbayes.topics.evidence.topic_evidence` gives the log Bayes factor against one topic and
+the residual dispersion. The scan stops after ``stop_after`` consecutive decreases of the log
+Bayes factor unless ``scan_all``; the best K is the one with the largest log Bayes factor.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone
+
+from .._progress import progress
+from .._validation import check_counts
+from . import _fit, _init
+from .evidence import topic_evidence
+from .model import TopicModel
+
+
+@dataclass
+class TopicSelection:
+    """Result of :func:`select_n_topics`.
+
+    Attributes
+    ----------
+    table : list of dict
+        One row per K fitted: ``k``, ``log_bayes_factor``, ``log_marginal_likelihood``,
+        ``dispersion``, ``df``, ``p_value``, ``log_posterior``, ``n_iter``, ``seconds``.
+    best_k : int
+        The K with the largest log Bayes factor.
+    best_model : TopicModel
+        The model fitted at ``best_k``.
+    """
+
+    table: list
+    best_k: int
+    best_model: object = field(repr=False)
+
+    def column(self, name):
+        """One column of the table as an array."""
+        return np.array([row[name] for row in self.table])
+
+    def plot(self, ax=None):
+        """Log Bayes factor and dispersion against K (see
+        :func:`mixbayes.plotting.plot_topic_selection`)."""
+        from ..plotting import plot_topic_selection
+
+        return plot_topic_selection(self, ax=ax)
+
+
+def _warm_topics(previous, X, n_components):
+    """The previous fit's topics plus residual topics, as a (K, n_features) array."""
+    counts, theta, omega = _training_counts(previous, X)
+    p_used = theta.shape[0]
+    alpha_for, c_for = previous._prior_for(p_used)
+    grown, _ = _init.grow_topics(counts, theta, omega, n_components, alpha_for, c_for)
+    topics = np.zeros((n_components, previous.n_features_in_))
+    topics[:, previous._used_terms] = grown.T
+    return topics
+
+
+def _training_counts(model, X):
+    counts = _fit.CountsCSR.from_matrix(X[model._used_docs][:, model._used_terms])
+    theta = np.ascontiguousarray(model.topics_[:, model._used_terms].T)
+    omega = np.ascontiguousarray(model.doc_topic_[model._used_docs])
+    return counts, theta, omega
+
+
+def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
+                    verbose=0):
+    """Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_documents, n_terms)
+        Word counts.
+    candidates : iterable of int, default=range(2, 31)
+        Numbers of topics, each at least 2 (the Bayes factor is against K = 1).
+    estimator : TopicModel, optional
+        Settings for every fit (cloned; ``n_components`` and the start are set here).
+    scan_all : bool, default=False
+        Fit every candidate instead of stopping after ``stop_after`` consecutive decreases.
+    stop_after : int, default=2
+    verbose : int, default=0
+        Progress bar over the candidates.
+
+    Returns
+    -------
+    TopicSelection
+    """
+    X = check_counts(X, "X")
+    candidates = sorted({int(k) for k in candidates})
+    if not candidates:
+        raise ValueError("candidates must hold at least one number of topics; got none.")
+    n_docs = int(np.count_nonzero(np.diff(X.indptr)))
+    if candidates[0] < 2 or candidates[-1] > n_docs:
+        raise ValueError(
+            f"candidates must lie in [2, {n_docs}] (the Bayes factor is against one topic, and "
+            f"K cannot exceed the {n_docs} non-empty documents); got "
+            f"{candidates[0]}..{candidates[-1]}."
+        )
+    if int(stop_after) < 1:
+        raise ValueError(f"stop_after must be an integer >= 1; got {stop_after!r}.")
+    base = estimator if estimator is not None else TopicModel()
+    table, models, previous = [], {}, None
+    with progress(len(candidates), verbose, "select K") as bar:
+        for k in candidates:
+            start = time.perf_counter()
+            model = clone(base).set_params(n_components=k)
+            if previous is None:
+                model.fit(X)
+            else:
+                model._fit(X, warm_topics=_warm_topics(previous, X, k))
+            evidence = topic_evidence(model, X)
+            table.append(dict(
+                k=k, log_bayes_factor=evidence.log_bayes_factor,
+                log_marginal_likelihood=evidence.log_marginal_likelihood,
+                dispersion=evidence.dispersion, df=evidence.degrees_of_freedom,
+                p_value=evidence.p_value, log_posterior=model.log_posterior_,
+                n_iter=model.n_iter_, seconds=time.perf_counter() - start,
+            ))
+            models[k] = model
+            previous = model
+            bar.update()
+            bf = [row["log_bayes_factor"] for row in table]
+            if (not scan_all and len(bf) > stop_after
+                    and all(bf[-i] < bf[-i - 1] for i in range(1, stop_after + 1))):
+                break
+    best = max(table, key=lambda row: row["log_bayes_factor"])["k"]
+    return TopicSelection(table, best, models[best])

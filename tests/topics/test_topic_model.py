@@ -1,0 +1,293 @@
+"""TopicModel (document 3): the weight solver, derivatives, monotone fit, evidence, recovery."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.decomposition import LatentDirichletAllocation
+
+import mixbayes as mb
+from mixbayes.topics import TopicModel, _fit, _kernels, evidence
+
+
+def _random_document(rng, K, p=30, n_words=12, total=40):
+    theta = rng.dirichlet(np.full(p, 0.3), size=K).T.copy()  # (p, K)
+    words = np.sort(rng.choice(p, n_words, replace=False)).astype(np.int64)
+    counts = rng.multinomial(total - n_words, np.full(n_words, 1 / n_words)) + 1.0
+    return theta, words, counts.astype(float)
+
+
+# ------------------------------------------------------------------ the weight solver
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("K", [2, 3, 6])
+def test_sqp_satisfies_kkt_and_matches_slsqp(seed, K):
+    rng = np.random.default_rng(seed)
+    theta, words, counts = _random_document(rng, K)
+    c = 1.0 / K
+    w = rng.dirichlet(np.ones(K))
+    _kernels.solve_document(words, counts, theta, w, c, 1e-12, 200)
+    # KKT: every gradient component equals the multiplier, which is m + Kc
+    g, N = np.empty(K), np.empty((K, K))
+    _kernels.document_derivatives(words, counts, theta, w, c, g, N, np.empty((K, len(words))))
+    m = counts.sum()
+    assert w.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(w >= c / (m + K * c))
+    np.testing.assert_allclose(g, m + K * c, rtol=1e-8)
+
+    def negative(v):
+        return -_kernels.document_objective(words, counts, theta, v, c)
+
+    reference = minimize(negative, np.full(K, 1 / K), method="SLSQP",
+                         bounds=[(1e-9, 1)] * K,
+                         constraints=[{"type": "eq", "fun": lambda v: v.sum() - 1}],
+                         options=dict(ftol=1e-14, maxiter=500))
+    assert -reference.fun <= -negative(w) + 1e-9  # ours is at least as high
+    np.testing.assert_allclose(w, reference.x, atol=1e-5)
+
+
+def test_sqp_handles_one_word_and_far_starts():
+    rng = np.random.default_rng(3)
+    theta, _, _ = _random_document(rng, 4)
+    words, counts = np.array([5], dtype=np.int64), np.array([7.0])
+    for start in (np.full(4, 0.25), np.array([1.0, 0, 0, 0]), np.array([1e-300, 1, 0, 0])):
+        w = start.copy()
+        _kernels.solve_document(words, counts, theta, w, 0.25, 1e-12, 200)
+        expected = 0.25 / (7.0 + 1.0 - counts[0] * theta[5] / (w @ theta[5]))
+        np.testing.assert_allclose(w, expected, rtol=1e-8)  # omega_k = c / (m + Kc - a_k)
+
+
+def test_derivatives_match_finite_differences():
+    rng = np.random.default_rng(0)
+    K = 4
+    theta, words, counts = _random_document(rng, K)
+    w = rng.dirichlet(np.ones(K) * 2)
+    g, N = np.empty(K), np.empty((K, K))
+    _kernels.document_derivatives(words, counts, theta, w, 0.25, g, N, np.empty((K, len(words))))
+    h = 1e-6
+    eye = np.eye(K)
+    numeric_g = [(_kernels.document_objective(words, counts, theta, w + h * e, 0.25)
+                  - _kernels.document_objective(words, counts, theta, w - h * e, 0.25)) / (2 * h)
+                 for e in eye]
+    np.testing.assert_allclose(g, numeric_g, rtol=1e-6)
+
+    def grad(v):
+        out = np.empty(K)
+        _kernels.document_derivatives(words, counts, theta, v, 0.25, out, np.empty((K, K)),
+                                      np.empty((K, len(words))))
+        return out
+
+    numeric_N = -np.array([(grad(w + h * e) - grad(w - h * e)) / (2 * h) for e in eye])
+    np.testing.assert_allclose(N, numeric_N, rtol=1e-5, atol=1e-6)
+
+
+def test_parallel_weights_equal_serial():
+    import numba
+
+    corpus, _ = mb.datasets.make_topic_corpus(200, 80, 4, 60, random_state=2)
+    counts = _fit.CountsCSR.from_matrix(corpus.counts[corpus.counts.getnnz(axis=1) > 0])
+    theta = np.random.default_rng(1).dirichlet(np.ones(80), size=4).T.copy()
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(threads)
+        omega = np.full((counts.shape[0], 4), 0.25)
+        _fit.solve_weights(counts, theta, omega, 0.25, 1e-8, 50)
+        results.append(omega)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+# ------------------------------------------------------------------ the fit
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("K,init", [(3, "clusters"), (6, "clusters"), (5, "buildup")])
+def test_log_posterior_never_decreases(seed, K, init):
+    corpus, _ = mb.datasets.make_topic_corpus(150, 120, 5, 80, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = TopicModel(K, init=init, tol=1e-3).fit(corpus.counts)
+    trace = model.log_posterior_trace_
+    assert np.all(np.diff(trace) >= -1e-9 * abs(trace[-1]))
+    assert model.converged_
+    np.testing.assert_allclose(model.topics_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
+
+
+def test_quasi_newton_steps_are_taken_and_keep_the_optimum():
+    corpus, _ = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = TopicModel(10, qn_below=0).fit(corpus.counts)
+        accelerated = TopicModel(10).fit(corpus.counts)
+    assert accelerated.n_quasi_newton_ > 0
+    assert accelerated.n_iter_ < plain.n_iter_
+    assert accelerated.log_posterior_ >= plain.log_posterior_ - 1.0
+
+
+@pytest.mark.filterwarnings("ignore:.*never occur")
+def test_recovery_beats_sklearn_lda():
+    """Document 3's §5.1 setting (n=500, p=1000, K=10, M=200)."""
+    corpus, truth = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=4)
+    X = corpus.counts
+    ours = TopicModel(10).fit(X)
+    lda = LatentDirichletAllocation(10, learning_method="batch", max_iter=50,
+                                    random_state=0).fit(X)
+    lda_topics = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    mse_ours = mb.metrics.matched_topic_mse(truth.topics, ours.topics_)
+    mse_lda = mb.metrics.matched_topic_mse(truth.topics, lda_topics)
+    assert mse_ours < mse_lda
+
+
+def test_transform_and_score():
+    corpus, _ = mb.datasets.make_topic_corpus(200, 150, 4, 100, random_state=5)
+    X = corpus.counts
+    model = TopicModel(4, tol=1e-4, weight_tol=1e-8).fit(X)
+    np.testing.assert_allclose(model.transform(X), model.doc_topic_, atol=1e-4)
+    score = model.score(X)
+    q = model.transform(X) @ model.topics_
+    rows, cols = X.nonzero()
+    expected = float(np.sum(np.asarray(X[rows, cols]).ravel() * np.log(q[rows, cols])))
+    assert score == pytest.approx(expected, rel=1e-10)
+    assert len(model.top_words(corpus.vocabulary, 5, by="lift")[0]) == 5
+
+
+# ------------------------------------------------------------------ edge cases and bad input
+def test_empty_documents_and_unused_terms():
+    corpus, _ = mb.datasets.make_topic_corpus(120, 60, 3, 50, random_state=6)
+    X = sp.hstack([corpus.counts, sp.csr_matrix((120, 2))]).tocsr()
+    X = sp.vstack([X, sp.csr_matrix((1, 62))]).tocsr()
+    with pytest.warns(UserWarning, match="never occur"):
+        model = TopicModel(3).fit(X)
+    assert np.all(model.topics_[:, -2:] == 0)
+    np.testing.assert_array_equal(model.dropped_terms_, [60, 61])
+    np.testing.assert_allclose(model.doc_topic_[-1], 1 / 3)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.array([[1, -1], [2, 0]]), "negative"),
+    (np.array([[1.5, 1], [2, 0]]), "fractional"),
+    (np.array([[np.nan, 1], [2, 0]]), "NaN"),
+    (np.zeros((3, 2)), "every document is empty"),
+])
+def test_bad_counts(bad, match):
+    with pytest.raises(ValueError, match=match):
+        TopicModel(2).fit(bad)
+
+
+def test_bad_parameters_and_shapes():
+    X = np.array([[1, 2, 0], [0, 1, 3], [2, 0, 1]])
+    with pytest.raises(ValueError, match="n_components"):
+        TopicModel(4).fit(X)
+    with pytest.raises(ValueError, match="topic_prior"):
+        TopicModel(2, topic_prior=0.0).fit(X)
+    with pytest.raises(ValueError, match="init"):
+        TopicModel(2, init="spectral").fit(X)
+    with pytest.raises(ValueError, match="shape"):
+        TopicModel(2, init=np.ones((3, 3))).fit(X)
+    model = TopicModel(2).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        model.transform(np.ones((1, 4), dtype=int))
+    with pytest.raises(ValueError, match=r"\[2, 3\]"):
+        mb.select_n_topics(X, [1, 2])
+
+
+# ------------------------------------------------------------------ the evidence
+def _log_posterior_full(theta_flat, phi_flat, X, alpha, p, n, K):
+    """L with topics as free positive numbers (simplex coordinates) and weights as logits."""
+    theta = theta_flat.reshape(p, K)
+    phi = np.column_stack([np.zeros(n), phi_flat.reshape(n, K - 1)])
+    omega = np.exp(phi - phi.max(axis=1, keepdims=True))
+    omega /= omega.sum(axis=1, keepdims=True)
+    q = omega @ theta.T
+    return (np.sum(X * np.log(q)) + alpha * np.sum(np.log(theta)) + np.sum(np.log(omega)) / K)
+
+
+def _numerical_hessian(f, x, h=1e-4):
+    d = x.size
+    H = np.empty((d, d))
+    for a in range(d):
+        for b in range(a, d):
+            def at(sa, sb):
+                y = x.copy()
+                y[a] += sa * h
+                y[b] += sb * h
+                return f(y)
+            H[a, b] = H[b, a] = (at(1, 1) - at(1, -1) - at(-1, 1) + at(-1, -1)) / (4 * h * h)
+    return H
+
+
+def _small_fit(n, seed, p=6, K=3):
+    corpus, _ = mb.datasets.make_topic_corpus(n, p, K, 60, topic_concentration=1.0,
+                                              weight_concentration=1.0, random_state=seed)
+    X = corpus.counts[corpus.counts.getnnz(axis=1) > 0]
+    model = TopicModel(K, tol=1e-6, weight_tol=1e-10, topic_prior=0.5).fit(X)
+    return X, model
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hessian_blocks_match_finite_differences(seed):
+    X, model = _small_fit(8, seed)
+    n, p = X.shape
+    K = model.n_components
+    counts, theta, omega = evidence._training_problem(model, X)
+    words, documents = evidence.block_log_determinants(counts, theta, omega, 0.5, 1 / K)
+    Xd = X.toarray()
+    phi = np.log(omega[:, 1:]) - np.log(omega[:, :1])
+    x0 = np.concatenate([theta.ravel(), phi.ravel()])
+    H = _numerical_hessian(lambda v: _log_posterior_full(v[:p * K], v[p * K:], Xd, 0.5, p, n, K),
+                           x0)
+    for j in range(p):
+        block = -H[j * K:(j + 1) * K, j * K:(j + 1) * K]
+        assert np.linalg.slogdet(block)[1] == pytest.approx(words[j], rel=1e-4, abs=1e-4)
+    for i in range(n):
+        s = p * K + i * (K - 1)
+        block = -H[s:s + K - 1, s:s + K - 1]
+        assert np.linalg.slogdet(block)[1] == pytest.approx(documents[i], rel=1e-4, abs=1e-4)
+
+
+def test_block_diagonal_log_determinant_approaches_the_full_one():
+    gaps = []
+    for n in (10, 40, 160):
+        X, model = _small_fit(n, 3)
+        n_used, p = X.shape
+        K = model.n_components
+        counts, theta, omega = evidence._training_problem(model, X)
+        words, documents = evidence.block_log_determinants(counts, theta, omega, 0.5, 1 / K)
+        phi = np.log(omega[:, 1:]) - np.log(omega[:, :1])
+        x0 = np.concatenate([theta.ravel(), phi.ravel()])
+        Xd = X.toarray()
+        H = _numerical_hessian(
+            lambda v: _log_posterior_full(v[:p * K], v[p * K:], Xd, 0.5, p, n_used, K), x0)
+        full = np.linalg.slogdet(-H)[1]
+        block = words.sum() + documents.sum()
+        gaps.append(abs(full - block) / abs(full))
+    assert gaps[-1] < gaps[0]
+    assert gaps[-1] < 0.05
+
+
+# ------------------------------------------------------------------ choosing K
+def test_reference_recipe_selects_near_ten():
+    """The reference's check: K=10, n=p=100, m ~ Poisson(100), scanning 5..15 selects 9-11."""
+    for seed in range(1, 6):
+        corpus, _ = mb.datasets.make_topic_corpus(100, 100, 10, 100, topic_concentration=0.01,
+                                                  random_state=seed)
+        selection = mb.select_n_topics(corpus.counts, range(5, 16))
+        assert 9 <= selection.best_k <= 11, (seed, selection.best_k)
+
+
+def test_document_study_selects_ten_with_unit_dispersion():
+    """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 9 of 10 seeds; dispersion > 1
+    below 10 and within 10% of 1 from 10 on."""
+    chosen = []
+    for seed in range(10):
+        corpus, _ = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=100 + seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            selection = mb.select_n_topics(corpus.counts, range(8, 13), scan_all=seed == 0)
+        chosen.append(selection.best_k)
+        for row in selection.table:
+            if row["k"] < 10:
+                assert row["dispersion"] > 1
+            else:
+                assert abs(row["dispersion"] - 1) < 0.1
+    assert sum(k == 10 for k in chosen) >= 9, chosen
