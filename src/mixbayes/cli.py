@@ -62,7 +62,18 @@ def build_parser():
     cluster.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
     cluster.add_argument("--out", default="mixbayes-out", help="output folder (default: %(default)s)")
     cluster.add_argument("--seed", type=int, default=0)
-    for p in (demo, cluster):
+    topics = sub.add_parser("topics", help="fit a topic model to the documents of INPUT")
+    topics.add_argument("input", help=".mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a folder")
+    size = topics.add_mutually_exclusive_group(required=True)
+    size.add_argument("-k", "--n-components", type=int, default=None, help="number of topics")
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH",
+                      help="choose K in this range by the Laplace marginal likelihood")
+    topics.add_argument("--scan-all", action="store_true",
+                        help="fit every K of --select (default: stop after two decreases)")
+    topics.add_argument("--text-column", default="text", help="CSV column holding the text")
+    topics.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
+    topics.add_argument("--out", default="mixbayes-topics", help="output folder (default: %(default)s)")
+    for p in (demo, cluster, topics):
         p.add_argument("--top", type=int, default=10, help="top words shown per cluster")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser
@@ -229,6 +240,8 @@ def run(args, stream=sys.stdout):
 
     start = time.perf_counter()
     verbose = 0 if args.quiet else 1
+    if args.command == "topics":
+        return _run_topics(args, verbose, stream, start)
     if args.command == "demo":
         corpus = datasets.load_classic3()
         settings = dict(model="dmm", input="classic3 (embedded)", n_components=3, seed=args.seed)
@@ -261,6 +274,62 @@ def run(args, stream=sys.stdout):
     elapsed = time.perf_counter() - start
     summary, clusters = _write_outputs(args.out, corpus, model, settings, elapsed, selection, args.top)
     _print_summary(summary, clusters, args.out, stream)
+    return 0
+
+
+def _run_topics(args, verbose, stream, start):
+    """``mixbayes topics``: fit (or choose K and fit) a topic model; write topics.json,
+    doc_topics.csv, model.npz and, with --select, selection.csv and selection.png."""
+    from .corpus import read_corpus
+    from .topics import TopicModel, select_n_topics
+
+    options = {} if args.stop_words is None else dict(stop_words=args.stop_words)
+    if args.input.endswith((".csv", ".csv.gz")):
+        options["text_column"] = args.text_column
+    corpus = read_corpus(args.input, **options)
+    os.makedirs(args.out, exist_ok=True)
+    if args.select is not None:
+        if args.select.start < 2:
+            raise ValueError("--select must start at 2 or more topics (the Bayes factor is "
+                             "against one topic).")
+        selection = select_n_topics(corpus.counts, args.select, scan_all=args.scan_all,
+                                    verbose=verbose)
+        model = selection.best_model
+        columns = ["k", "log_bayes_factor", "dispersion", "df", "p_value", "log_posterior",
+                   "n_iter", "seconds"]
+        with open(os.path.join(args.out, "selection.csv"), "w") as handle:
+            handle.write(",".join(columns) + "\n")
+            for row in selection.table:
+                handle.write(",".join(f"{row[c]:.6g}" for c in columns) + "\n")
+        fig = selection.plot()
+        fig.savefig(os.path.join(args.out, "selection.png"), dpi=120, bbox_inches="tight")
+    else:
+        model = TopicModel(args.n_components, verbose=verbose).fit(corpus.counts)
+    order = np.argsort(-model.usage_, kind="stable")
+    by_probability = model.top_words(corpus.vocabulary, args.top)
+    by_lift = model.top_words(corpus.vocabulary, args.top, by="lift")
+    topics = [dict(topic=int(k), usage=float(model.usage_[k]), top_words=by_probability[k],
+                   top_lift=by_lift[k]) for k in order]
+    summary = dict(input=args.input, n_documents=corpus.counts.shape[0],
+                   n_terms=corpus.counts.shape[1], n_topics=model.n_components,
+                   log_posterior=model.log_posterior_, n_iter=model.n_iter_,
+                   seconds=time.perf_counter() - start, topics=topics)
+    with open(os.path.join(args.out, "topics.json"), "w") as handle:
+        json.dump(summary, handle, indent=2)
+    ids = corpus.doc_ids if corpus.doc_ids is not None else range(corpus.counts.shape[0])
+    with open(os.path.join(args.out, "doc_topics.csv"), "w") as handle:
+        handle.write("document," + ",".join(f"topic{k}" for k in range(model.n_components)) + "\n")
+        for doc, row in zip(ids, model.doc_topic_):
+            handle.write(f"{doc}," + ",".join(f"{v:.6g}" for v in row) + "\n")
+    from .persist import save
+
+    save(model, os.path.join(args.out, "model.npz"))
+    print(f"{model.n_components} topics from {corpus.counts.shape[0]} documents x "
+          f"{corpus.counts.shape[1]} terms in {summary['seconds']:.1f} s", file=stream)
+    for entry in topics:
+        print(f"  topic {entry['topic']:>3} ({entry['usage']:.3f}): {', '.join(entry['top_lift'][:5])}",
+              file=stream)
+    print(f"outputs written to {args.out}/", file=stream)
     return 0
 
 

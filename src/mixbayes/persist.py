@@ -21,8 +21,10 @@ _FORMAT = 1
 
 def _registry():
     from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture
+    from .topics import TopicModel
 
-    return {cls.__name__: cls for cls in (DirichletMultinomialMixture, VariationalGaussianMixture)}
+    return {cls.__name__: cls
+            for cls in (DirichletMultinomialMixture, VariationalGaussianMixture, TopicModel)}
 
 
 def _json_value(value):

@@ -291,3 +291,43 @@ def test_document_study_selects_ten_with_unit_dispersion():
             else:
                 assert abs(row["dispersion"] - 1) < 0.1
     assert sum(k == 10 for k in chosen) >= 9, chosen
+
+
+# ------------------------------------------------------------------ persistence and the CLI
+def test_save_load_round_trip(tmp_path):
+    corpus, _ = mb.datasets.make_topic_corpus(100, 60, 3, 50, random_state=7)
+    X = sp.hstack([corpus.counts, sp.csr_matrix((100, 1))]).tocsr()
+    with pytest.warns(UserWarning):
+        model = TopicModel(3).fit(X)
+    path = mb.save(model, tmp_path / "topics.npz")
+    loaded = mb.load(path)
+    np.testing.assert_array_equal(loaded.topics_, model.topics_)
+    np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
+    assert loaded.score(X) == model.score(X)
+
+
+def test_cli_topics_end_to_end(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    corpus, _ = mb.datasets.make_topic_corpus(120, 80, 4, 80, random_state=8)
+    corpus.write(tmp_path / "corpus.mtx")
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "corpus.mtx"), "--select",
+         "2:6", "--scan-all", "--out", str(out), "-q"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "topics.json").read_text())
+    rows = [line.split(",") for line in (out / "selection.csv").read_text().splitlines()[1:]]
+    assert [int(float(r[0])) for r in rows] == [2, 3, 4, 5, 6]
+    best = max(rows, key=lambda r: float(r[1]))
+    assert summary["n_topics"] == int(float(best[0]))
+    assert len(summary["topics"]) == summary["n_topics"]
+    assert (out / "selection.png").stat().st_size > 0
+    assert len((out / "doc_topics.csv").read_text().splitlines()) == 121
+    bad = subprocess.run([sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "none.mtx"),
+                          "-k", "3", "-q"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1

@@ -247,7 +247,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "topics_")
         X = check_counts(X, "X")
         check_n_features(X, self)
-        used = self._used_terms
+        used = np.setdiff1d(np.arange(self.n_features_in_), self.dropped_terms_)
         X_used = X[:, used]
         dropped = X.sum() - X_used.sum()
         if dropped > 0:
