@@ -44,6 +44,15 @@ from numba import njit, prange
 _N_CHUNKS = 64
 
 
+@njit(cache=True, inline="always")
+def _mix(w, row):
+    """:math:`q = \\sum_k \\omega_k\\theta_{jk}`: a word's probability under the weights ``w``."""
+    q = 0.0
+    for k in range(w.shape[0]):
+        q += w[k] * row[k]
+    return q
+
+
 @njit(cache=True)
 def document_objective(words, counts, theta_PK, w, c):
     """:math:`l(\\omega)` of one document (words and counts of its non-zero entries)."""
@@ -51,9 +60,7 @@ def document_objective(words, counts, theta_PK, w, c):
     total = 0.0
     for e in range(words.shape[0]):
         row = theta_PK[words[e]]
-        q = 0.0
-        for k in range(K):
-            q += w[k] * row[k]
+        q = _mix(w, row)
         total += counts[e] * math.log(q)
     for k in range(K):
         total += c * math.log(w[k])
@@ -75,9 +82,7 @@ def document_derivatives(words, counts, theta_PK, w, c, g, N, scaled_KW):
         g[k] = c / w[k]
     for e in range(n_words):
         row = theta_PK[words[e]]
-        q = 0.0
-        for k in range(K):
-            q += w[k] * row[k]
+        q = _mix(w, row)
         s = counts[e] / q
         r = math.sqrt(counts[e]) / q
         for k in range(K):
@@ -282,9 +287,7 @@ def em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_
                 out[k] = 0.0
             for e in range(indptr[i], indptr[i + 1]):
                 row = theta_PK[indices[e]]
-                q = 0.0
-                for k in range(K):
-                    q += w[k] * row[k]
+                q = _mix(w, row)
                 r = data[e] / q
                 ratio[e] = r
                 acc += data[e] * math.log(q)
@@ -330,9 +333,7 @@ def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
             w = omega_NK[i]
             for e in range(indptr[i], indptr[i + 1]):
                 row = theta_PK[indices[e]]
-                q = 0.0
-                for k in range(K):
-                    q += w[k] * row[k]
+                q = _mix(w, row)
                 acc += data[e] * math.log(q)
         partial[chunk] = acc
     return partial.sum()
@@ -368,9 +369,7 @@ def word_probabilities(indptr, indices, theta_PK, omega_NK, q):
         w = omega_NK[i]
         for e in range(indptr[i], indptr[i + 1]):
             row = theta_PK[indices[e]]
-            total = 0.0
-            for k in range(K):
-                total += w[k] * row[k]
+            total = _mix(w, row)
             q[e] = total
 
 

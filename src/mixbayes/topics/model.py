@@ -215,7 +215,6 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if K > 1:
             _fit.solve_weights(counts, state.theta_PK, omega, c, self.weight_tol,
                                self.weight_max_steps)
-        self._counts = counts  # kept for the evidence computations on the training data
         topics = np.zeros((K, p))
         topics[:, used_terms] = state.theta_PK.T
         doc_topic = np.full((n, K), 1.0 / K)
