@@ -22,6 +22,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) bench/bench_dmm.py --write docs/benchmarks.md
 	$(PY) bench/bench_gmm.py --write docs/benchmarks.md
+	$(PY) bench/bench_topics.py --select --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) mixbayes-demo build src/*.egg-info

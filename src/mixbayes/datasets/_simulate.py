@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import Interval, check_random_state, validate_params
 from ..corpus import Corpus
@@ -171,9 +172,19 @@ def make_topic_corpus(n_documents=500, n_terms=1000, n_components=10, mean_lengt
     topics = rng.dirichlet(np.full(n_terms, float(a_theta)), size=n_components)
     weights = rng.dirichlet(np.full(n_components, float(a_omega)), size=n_documents)
     lengths = rng.poisson(mean_length, size=n_documents)
-    probabilities = weights @ topics
-    probabilities /= probabilities.sum(axis=1, keepdims=True)
-    counts = np.vstack([rng.multinomial(m, q) for m, q in zip(lengths, probabilities)])
+    # row by row, kept sparse: the dense n x p matrix of a large corpus would not fit
+    rows, columns, values = [], [], []
+    for i, m in enumerate(lengths):
+        q = weights[i] @ topics
+        x = rng.multinomial(m, q / q.sum())
+        (nonzero,) = np.nonzero(x)
+        rows.append(np.full(nonzero.size, i))
+        columns.append(nonzero)
+        values.append(x[nonzero])
+    counts = sp.csr_matrix(
+        (np.concatenate(values), (np.concatenate(rows), np.concatenate(columns))),
+        shape=(n_documents, n_terms), dtype=np.int64,
+    )
     vocabulary = [f"w{j}" for j in range(n_terms)]
     corpus = Corpus(counts, vocabulary, labels=weights.argmax(axis=1))
     return corpus, TopicTruth(topics, weights)
