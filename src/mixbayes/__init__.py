@@ -2,9 +2,10 @@
 
 __version__ = "0.1.0"
 
-from . import datasets, metrics
+from . import datasets, diagnostics, metrics
 from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
+from .hdp import HDPMixture
 from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture, select_n_clusters
 from .persist import load, save
 from .topics import TopicModel, select_n_topics
@@ -13,7 +14,9 @@ __all__ = [
     "Corpus",
     "ConvergenceWarning",
     "DirichletMultinomialMixture",
+    "HDPMixture",
     "datasets",
+    "diagnostics",
     "load",
     "metrics",
     "read_corpus",

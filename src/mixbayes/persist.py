@@ -21,10 +21,11 @@ _FORMAT = 1
 
 def _registry():
     from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture
+    from .hdp import HDPMixture
     from .topics import TopicModel
 
-    return {cls.__name__: cls
-            for cls in (DirichletMultinomialMixture, VariationalGaussianMixture, TopicModel)}
+    return {cls.__name__: cls for cls in (DirichletMultinomialMixture, VariationalGaussianMixture,
+                                          TopicModel, HDPMixture)}
 
 
 def _json_value(value):

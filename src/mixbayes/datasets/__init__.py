@@ -4,9 +4,11 @@ from ._embedded import load_classic3
 from ._simulate import (
     DMMTruth,
     GaussianMixtureTruth,
+    HDPTruth,
     TopicTruth,
     make_dmm_corpus,
     make_gaussian_mixture,
+    make_hdp_data,
     make_topic_corpus,
 )
 

@@ -188,3 +188,118 @@ def make_topic_corpus(n_documents=500, n_terms=1000, n_components=10, mean_lengt
     vocabulary = [f"w{j}" for j in range(n_terms)]
     corpus = Corpus(counts, vocabulary, labels=weights.argmax(axis=1))
     return corpus, TopicTruth(topics, weights)
+
+
+@dataclass
+class HDPTruth:
+    """What generated a :func:`make_hdp_data` sample.
+
+    ``labels`` are the dishes of the observations in the order :class:`~mixbayes.HDPMixture`
+    uses (tokens: document by document, then by term), ``tables`` their tables within groups.
+    """
+
+    labels: np.ndarray
+    tables: np.ndarray
+    groups: np.ndarray
+    group_labels: np.ndarray  # majority dish of every group
+    atoms: np.ndarray  # (n_dishes, W) word distributions or (n_dishes, d) means
+    n_dishes: int
+
+
+@dataclass
+class _HDPSettings:
+    n_groups: int
+    group_size: int
+    top_concentration: float
+    group_concentration: float
+    n_words: int
+    word_prior: float | None
+    n_features: int
+    prior_precision: float
+    observation_precision: float
+
+
+def _franchise(J, n, gamma0, alpha0, rng):
+    """Dishes and tables of ``n`` customers in each of ``J`` restaurants, seated one after
+    another by the Chinese restaurant franchise (no truncation)."""
+    dishes, tables = np.empty(J * n, dtype=np.int64), np.empty(J * n, dtype=np.int64)
+    tables_per_dish = []
+    for j in range(J):
+        sizes, table_dish = [], []
+        for i in range(n):
+            t = rng.choice(len(sizes) + 1, p=np.append(sizes, alpha0) / (i + alpha0))
+            if t == len(sizes):
+                weights = np.append(tables_per_dish, gamma0)
+                k = rng.choice(weights.size, p=weights / weights.sum())
+                if k == len(tables_per_dish):
+                    tables_per_dish.append(0)
+                tables_per_dish[k] += 1
+                sizes.append(0)
+                table_dish.append(k)
+            sizes[t] += 1
+            dishes[j * n + i], tables[j * n + i] = table_dish[t], t
+    return dishes, tables, len(tables_per_dish)
+
+
+def make_hdp_data(n_groups=20, group_size=100, kernel="categorical", *, top_concentration=3.0,
+                  group_concentration=1.0, n_words=20, word_prior=None, n_features=2,
+                  prior_precision=0.1, observation_precision=1.0, random_state=0):
+    r"""Simulate grouped data from the HDP mixture (document 4's simulation by default).
+
+    Customers are seated by the Chinese restaurant franchise (:math:`\gamma_0`, :math:`\alpha_0`),
+    which is the HDP with its weights integrated out; every dish gets an atom
+    :math:`\phi_k \sim \mathrm{Dir}(\alpha_w)` (categorical, default :math:`\alpha_w = 1/W`) or
+    :math:`N(0, I/\tau_\phi)` (Gaussian), and every observation is drawn from its dish's kernel.
+    The document's settings: :math:`\gamma_0 = 3`, :math:`\alpha_0 = 1`, J = W.
+
+    Returns
+    -------
+    Categorical: ``(corpus, truth)``, a :class:`~mixbayes.Corpus` of J documents (labels: each
+    document's majority dish) and :class:`HDPTruth`. Gaussian: ``(points, groups, truth)``.
+    """
+    settings = _HDPSettings(n_groups, group_size, top_concentration, group_concentration,
+                            n_words, word_prior, n_features, prior_precision,
+                            observation_precision)
+    validate_params(settings, {
+        "n_groups": Interval("int", 1), "group_size": Interval("int", 1),
+        "top_concentration": Interval("real", 0, None, "neither"),
+        "group_concentration": Interval("real", 0, None, "neither"),
+        "n_words": Interval("int", 1),
+        "word_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "n_features": Interval("int", 1),
+        "prior_precision": Interval("real", 0, None, "neither"),
+        "observation_precision": Interval("real", 0, None, "neither"),
+    })
+    if kernel not in ("categorical", "gaussian"):
+        raise ValueError(f"kernel must be 'categorical' or 'gaussian'; got {kernel!r}.")
+    rng = check_random_state(random_state)
+    J, n = n_groups, group_size
+    dishes, tables, K = _franchise(J, n, float(top_concentration), float(group_concentration),
+                                   rng)
+    groups = np.repeat(np.arange(J), n)
+    if kernel == "categorical":
+        W = n_words
+        a = 1.0 / W if word_prior is None else float(word_prior)
+        atoms = rng.dirichlet(np.full(W, a), size=K)
+        # Dirichlet draws with tiny a can underflow to all-zero rows in numpy: renormalise safely
+        atoms = np.where(atoms.sum(axis=1, keepdims=True) > 0, atoms, 1.0 / W)
+        words = np.array([rng.choice(W, p=atoms[k] / atoms[k].sum()) for k in dishes])
+        # tokens in HDPMixture's order: document by document, then by term
+        order = np.lexsort((words, groups))
+        dishes, tables, words = dishes[order], tables[order], words[order]
+        counts = sp.csr_matrix((np.ones(J * n, dtype=np.int64), (groups, words)), shape=(J, W))
+        counts.sum_duplicates()
+        truth = HDPTruth(dishes, tables, groups, _majority_per_group(dishes, groups, J), atoms, K)
+        corpus = Corpus(counts, [f"w{w}" for w in range(W)], labels=truth.group_labels)
+        return corpus, truth
+    atoms = rng.standard_normal((K, n_features)) / np.sqrt(prior_precision)
+    points = atoms[dishes] + rng.standard_normal((J * n, n_features)) / np.sqrt(
+        observation_precision)
+    truth = HDPTruth(dishes, tables, groups, _majority_per_group(dishes, groups, J), atoms, K)
+    return points, groups, truth
+
+
+def _majority_per_group(labels, groups, J):
+    counts = np.zeros((J, labels.max() + 1), dtype=np.int64)
+    np.add.at(counts, (groups, labels), 1)
+    return counts.argmax(axis=1)

@@ -1,0 +1,435 @@
+r"""Numba kernels of the HDP slice sampler: the two label steps and the initial seating.
+
+Both kernels (categorical tokens, Gaussian points) reach the label steps through one lookup
+table ``loglik[row_of[i], k]`` :math:`= \log f_k(y_i)`: for tokens the row is the word (the table
+is :math:`\log\phi^\top`, W x K), for points the row is the point itself (N x K). Observations are
+sorted by group; group j holds positions ``group_ptr[j]:group_ptr[j+1]``.
+
+Every random choice reads a uniform drawn beforehand by the driver's numpy generator, so a step
+is a deterministic function of its inputs and the groups (independent given the sticks, slices
+and atoms) run in a ``prange`` with results identical to a serial run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def _draw_from_logs(logs, count, uniform):
+    """Index ``< count`` drawn with probabilities proportional to ``exp(logs[:count])``."""
+    top = -np.inf
+    for c in range(count):
+        if logs[c] > top:
+            top = logs[c]
+    total = 0.0
+    for c in range(count):
+        logs[c] = math.exp(logs[c] - top)
+        total += logs[c]
+    target = uniform * total
+    running = 0.0
+    for c in range(count):
+        running += logs[c]
+        if target < running:
+            return c
+    # rounding left the target at the very top: the last candidate with positive weight
+    for c in range(count - 1, -1, -1):
+        if logs[c] > 0.0:
+            return c
+    return count - 1
+
+
+def _table_counts(group_ptr, table_of, n_table_slots):
+    """Customers at every table, shape (J, n_table_slots)."""
+    J = group_ptr.shape[0] - 1
+    counts = np.zeros((J, n_table_slots), dtype=np.int64)
+    for j in prange(J):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            counts[j, table_of[i]] += 1
+    return counts
+
+
+def _dish_step(group_ptr, table_of, row_of, loglik, table_dish, occupied, dish_slice, beta,
+              uniforms):
+    r"""Redraw the dish of every occupied table given the dish slices, in place.
+
+    .. math::
+
+        P(k_{jt} = k \mid \cdot) \propto 1\{v_{jt} \le \beta_k\}\prod_{i:\,t_{ji}=t} f_k(y_{ji}).
+
+    ``occupied[j, t]`` counts table t's customers; ``dish_slice[j, t]`` is :math:`v_{jt}`;
+    ``uniforms[j, t]`` drives the draw. The driver has instantiated every dish with
+    :math:`\beta_k \ge \min v`.
+    """
+    J = group_ptr.shape[0] - 1
+    K = beta.shape[0]
+    n_slots = occupied.shape[1]
+    for j in prange(J):
+        sums = np.zeros((n_slots, K))
+        used = np.zeros(n_slots, dtype=np.bool_)
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            t = table_of[i]
+            used[t] = True
+            r = row_of[i]
+            for k in range(K):
+                if beta[k] >= dish_slice[j, t]:
+                    sums[t, k] += loglik[r, k]
+        logs = np.empty(K)
+        candidates = np.empty(K, dtype=np.int64)
+        for t in range(n_slots):
+            if not used[t]:
+                continue
+            count = 0
+            for k in range(K):
+                if beta[k] >= dish_slice[j, t]:
+                    logs[count] = sums[t, k]
+                    candidates[count] = k
+                    count += 1
+            table_dish[j, t] = candidates[_draw_from_logs(logs, count, uniforms[j, t])]
+
+
+def _customer_step(group_ptr, row_of, loglik, table_dish, table_weight, n_tables, table_slice,
+                  uniforms, table_of):
+    r"""Redraw every customer's table given the table slices, in place in ``table_of``.
+
+    .. math::
+
+        P(t_{ji} = t \mid \cdot) \propto 1\{u_{ji} \le \gamma_{jt}\}\, f_{k_{jt}}(y_{ji}),
+
+    over the ``n_tables[j]`` instantiated tables of group j (occupied ones and empty ones whose
+    dish the driver has just drawn from :math:`\beta`); the driver has instantiated every table
+    with :math:`\gamma_{jt} \ge u_{ji}`.
+    """
+    J = group_ptr.shape[0] - 1
+    for j in prange(J):
+        T = n_tables[j]
+        logs = np.empty(T)
+        candidates = np.empty(T, dtype=np.int64)
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            r = row_of[i]
+            count = 0
+            for t in range(T):
+                if table_weight[j, t] >= table_slice[i]:
+                    logs[count] = loglik[r, table_dish[j, t]]
+                    candidates[count] = t
+                    count += 1
+            table_of[i] = candidates[_draw_from_logs(logs, count, uniforms[i])]
+
+
+# The group loops below are compiled twice: in parallel, and serial for small problems, where
+# launching a parallel region costs more than the work (and stalls for milliseconds when the
+# other core is busy). prange is range in the serial build, so both give identical results.
+_SERIAL_BELOW = 50_000  # observations
+
+
+def _both(function):
+    return (njit(cache=True, parallel=True)(function), njit(cache=True)(function))
+
+
+table_counts_parallel, table_counts_serial = _both(_table_counts)
+dish_step_parallel, dish_step_serial = _both(_dish_step)
+customer_step_parallel, customer_step_serial = _both(_customer_step)
+
+
+class GroupKernels(NamedTuple):
+    table_counts: object
+    dish_step: object
+    customer_step: object
+    swap_tables: object
+
+
+def group_kernels(n_observations):
+    """The group loops, serial or parallel as suits a problem of this size."""
+    if n_observations < _SERIAL_BELOW:
+        return GroupKernels(table_counts_serial, dish_step_serial, customer_step_serial,
+                            swap_tables_serial)
+    return GroupKernels(table_counts_parallel, dish_step_parallel, customer_step_parallel,
+                        swap_tables_parallel)
+
+
+@njit(cache=True, inline="always")
+def _predictive_log(kernel, stats, k, i, row, points, prior_mean, settings):
+    r"""Log predictive density of observation i under dish k with the atom integrated out.
+
+    Categorical (``kernel == 0``): :math:`(c_{kw} + a)/(c_k + Wa)` with ``stats[k, :W]`` word
+    counts and ``stats[k, W]`` the total. Gaussian: ``stats[k, :d]`` sums and ``stats[k, d]``
+    the count; :math:`N(y; \mu_k, (1/\lambda_k + 1/\tau_y) I)` with
+    :math:`\lambda_k = \tau_\phi + n_k\tau_y`,
+    :math:`\mu_k = (\tau_\phi\mu_0 + \tau_y\sum y)/\lambda_k`.
+    ``settings`` = (a, W) or (tau_phi, tau_y).
+    """
+    if kernel == 0:
+        a = settings[0]
+        W = stats.shape[1] - 1
+        return math.log((stats[k, row] + a) / (stats[k, W] + W * a))
+    d = points.shape[1]
+    tau_phi, tau_y = settings[0], settings[1]
+    precision = tau_phi + stats[k, d] * tau_y
+    variance = 1.0 / precision + 1.0 / tau_y
+    total = 0.0
+    for e in range(d):
+        mean = (tau_phi * prior_mean[e] + tau_y * stats[k, e]) / precision
+        diff = points[i, e] - mean
+        total += diff * diff
+    return -0.5 * (total / variance + d * math.log(2.0 * math.pi * variance))
+
+
+@njit(cache=True, inline="always")
+def _add_to_stats(kernel, stats, k, i, row, points):
+    if kernel == 0:
+        stats[k, row] += 1.0
+        stats[k, stats.shape[1] - 1] += 1.0
+    else:
+        d = points.shape[1]
+        for e in range(d):
+            stats[k, e] += points[i, e]
+        stats[k, d] += 1.0
+
+
+@njit(cache=True)
+def crf_seating(kernel, group_ptr, row_of, points, prior_mean, settings, n_stats, alpha0, gamma0,
+                uniforms, max_dishes):
+    r"""One sequential pass of the Chinese restaurant franchise with the atoms integrated out.
+
+    Customers enter group by group; customer i sits at occupied table t with probability
+    :math:`\propto n_{jt} p_{k_{jt}}(y_i)` and at a new table with probability
+    :math:`\propto \alpha_0 \bigl(\sum_k m_k p_k(y_i) + \gamma_0 p_\text{new}(y_i)\bigr)/
+    (m_\cdot + \gamma_0)`, whose dish is drawn in proportion to the two kinds of terms
+    (:math:`p_k` the predictive density given dish k's customers so far, ``_predictive_log``).
+    This is a draw from the prior seating updated one customer at a time — a valid HDP state
+    that already reflects the data, unlike the all-at-one-table start.
+
+    Returns ``table_of`` (N,), ``table_dish`` (J, max table count), dish count.
+    ``uniforms`` holds two per customer; at most ``max_dishes`` dishes are opened.
+    """
+    J = group_ptr.shape[0] - 1
+    N = row_of.shape[0]
+    widest = 1
+    for j in range(J):
+        widest = max(widest, group_ptr[j + 1] - group_ptr[j])
+    stats = np.zeros((max_dishes, n_stats))
+    tables_per_dish = np.zeros(max_dishes)
+    table_of = np.zeros(N, dtype=np.int64)
+    table_dish = np.full((J, widest), -1, dtype=np.int64)
+    table_size = np.zeros(widest)
+    n_dishes = 0
+    n_all_tables = 0.0
+    logs = np.empty(widest + 1)
+    dish_logs = np.empty(max_dishes + 1)
+    for j in range(J):
+        n_tables = 0
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            row = row_of[i]
+            # log predictive under every dish so far and under a new one
+            for k in range(n_dishes):
+                dish_logs[k] = math.log(tables_per_dish[k]) + _predictive_log(
+                    kernel, stats, k, i, row, points, prior_mean, settings)
+            if n_dishes < max_dishes:
+                stats[n_dishes, :] = 0.0
+                dish_logs[n_dishes] = math.log(gamma0) + _predictive_log(
+                    kernel, stats, n_dishes, i, row, points, prior_mean, settings)
+                n_options = n_dishes + 1
+            else:
+                n_options = n_dishes
+            top = -np.inf
+            for k in range(n_options):
+                top = max(top, dish_logs[k])
+            mixture = 0.0
+            for k in range(n_options):
+                mixture += math.exp(dish_logs[k] - top)
+            new_table_log = (math.log(alpha0) + top + math.log(mixture)
+                             - math.log(n_all_tables + gamma0))
+            for t in range(n_tables):
+                logs[t] = math.log(table_size[t]) + _predictive_log(
+                    kernel, stats, table_dish[j, t], i, row, points, prior_mean, settings)
+            logs[n_tables] = new_table_log
+            t = _draw_from_logs(logs, n_tables + 1, uniforms[i, 0])
+            if t == n_tables:
+                k = _draw_from_logs(dish_logs, n_options, uniforms[i, 1])
+                if k == n_dishes:
+                    n_dishes += 1
+                table_dish[j, t] = k
+                table_size[t] = 0.0
+                tables_per_dish[k] += 1.0
+                n_all_tables += 1.0
+                n_tables += 1
+            table_size[t] += 1.0
+            table_of[i] = t
+            _add_to_stats(kernel, stats, table_dish[j, t], i, row, points)
+    return table_of, table_dish, n_dishes
+
+
+@njit(cache=True, inline="always")
+def _remove_from_stats(kernel, stats, k, i, row, points):
+    if kernel == 0:
+        stats[k, row] -= 1.0
+        stats[k, stats.shape[1] - 1] -= 1.0
+    else:
+        d = points.shape[1]
+        for e in range(d):
+            stats[k, e] -= points[i, e]
+        stats[k, d] -= 1.0
+
+
+@njit(cache=True, inline="always")
+def _table_predictive_log(kernel, stats, k, members, size, row_of, points, prior_mean, settings):
+    """Log joint predictive of a table's customers under dish k (added one by one, removed
+    again)."""
+    if size == 1:  # most tables: no bookkeeping needed
+        i = members[0]
+        return _predictive_log(kernel, stats, k, i, row_of[i], points, prior_mean, settings)
+    total = 0.0
+    for a in range(size):
+        i = members[a]
+        total += _predictive_log(kernel, stats, k, i, row_of[i], points, prior_mean, settings)
+        _add_to_stats(kernel, stats, k, i, row_of[i], points)
+    for a in range(size):
+        i = members[a]
+        _remove_from_stats(kernel, stats, k, i, row_of[i], points)
+    return total
+
+
+@njit(cache=True)
+def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean, settings, stats,
+                        table_dish, beta, n_dishes, tail, gamma0, seed):
+    r"""Redraw every occupied table's dish with the atoms integrated out, given :math:`\beta`.
+
+    .. math::
+
+        P(k_{jt} = k \mid \beta, \text{other tables}) \propto \beta_k\,
+        p(y_{jt} \mid \text{other customers of dish } k),
+
+    over the instantiated dishes and the unbroken tail (all of whose dishes are empty, so they
+    share the prior predictive; the one chosen is found by breaking further prior sticks).
+    Tables are visited one after another (serial). ``stats`` holds every dish's sufficient
+    statistics, rows from ``n_dishes`` on zero (one more row than ``beta``); both grow when new
+    dishes need room. Returns ``beta, stats, n_dishes, tail``.
+    """
+    np.random.seed(seed)
+    J = group_ptr.shape[0] - 1
+    logs = np.empty(beta.shape[0] + 1)
+    for j in range(J):
+        start, end = group_ptr[j], group_ptr[j + 1]
+        size = end - start
+        # customers of every table of the group, bucketed
+        n_slots = 0
+        for i in range(start, end):
+            n_slots = max(n_slots, table_of[i] + 1)
+        fill = np.zeros(n_slots + 1, dtype=np.int64)
+        for i in range(start, end):
+            fill[table_of[i] + 1] += 1
+        for t in range(n_slots):
+            fill[t + 1] += fill[t]
+        members = np.empty(size, dtype=np.int64)
+        cursor = fill[:-1].copy()
+        for i in range(start, end):
+            t = table_of[i]
+            members[cursor[t]] = i
+            cursor[t] += 1
+        for t in range(n_slots):
+            count = fill[t + 1] - fill[t]
+            if count == 0:
+                continue
+            block = members[fill[t]:fill[t + 1]]
+            old = table_dish[j, t]
+            for a in range(count):
+                _remove_from_stats(kernel, stats, old, block[a], row_of[block[a]], points)
+            for k in range(n_dishes):
+                logs[k] = math.log(beta[k]) + _table_predictive_log(
+                    kernel, stats, k, block, count, row_of, points, prior_mean, settings) \
+                    if beta[k] > 0.0 else -np.inf
+            # the tail: empty dishes, all with the prior predictive (statistics row n_dishes
+            # is kept at zero for this)
+            logs[n_dishes] = math.log(tail) + _table_predictive_log(
+                kernel, stats, n_dishes, block, count, row_of, points, prior_mean, settings)
+            k = _draw_from_logs(logs, n_dishes + 1, np.random.random())
+            if k == n_dishes:
+                # which tail dish: break prior sticks until the cumulative mass passes a
+                # uniform point of the tail
+                target = np.random.random() * tail
+                running = 0.0
+                while True:
+                    if n_dishes + 1 >= beta.shape[0]:
+                        # room for more dishes: copies twice the size (rows beyond stay zero)
+                        bigger = np.zeros(2 * beta.shape[0])
+                        bigger[: beta.shape[0]] = beta
+                        beta = bigger
+                        more = np.zeros((2 * stats.shape[0], stats.shape[1]))
+                        more[: stats.shape[0]] = stats
+                        stats = more
+                        longer = np.empty(beta.shape[0] + 1)
+                        longer[: logs.shape[0]] = logs
+                        logs = longer
+                    stick = np.random.beta(1.0, gamma0)
+                    beta[n_dishes] = tail * stick
+                    tail *= 1.0 - stick
+                    running += beta[n_dishes]
+                    n_dishes += 1
+                    if running > target:
+                        break
+                k = n_dishes - 1
+            table_dish[j, t] = k
+            for a in range(count):
+                _add_to_stats(kernel, stats, k, block[a], row_of[block[a]], points)
+    return beta, stats, n_dishes, tail
+
+
+@njit(cache=True, inline="always")
+def _log_stick_integral(size, after, concentration):
+    r""":math:`\log B(1 + n, c + n_>)`: one Beta(1, c) stick integrated against its counts."""
+    return (math.lgamma(1.0 + size) + math.lgamma(concentration + after)
+            - math.lgamma(1.0 + concentration + size + after))
+
+
+@njit(cache=True)
+def swap_pass(sizes, concentration, uniforms):
+    r"""Metropolis swaps of adjacent labels of a stick-breaking assignment, sticks integrated out.
+
+    With :math:`n_k` items at label k, :math:`p(\text{labels}) = \prod_k B(1 + n_k, c + n_{>k})
+    / B(1, c)`; the likelihood does not see labels, so swapping labels k and k+1 is accepted with
+    the ratio of the two products (only factors k and k+1 change). The pass runs from the right,
+    k = K-2, ..., 0, with ``sizes`` ending in an empty label: every pair further right holds two
+    empty labels, so this is the state-independent pass over k = ..., 2, 1, 0 (proposing the
+    pairs only up to the last occupied label, left to right, would let items move left but never
+    right past it, which biases the labels). A large group can travel all the way left in one
+    pass. Returns ``order``: the old label now at each position.
+    """
+    K = sizes.shape[0]
+    order = np.arange(K)
+    n = sizes.astype(np.float64).copy()
+    beyond = 0.0  # items at positions k + 2, ... (final once the pass is left of them)
+    for k in range(K - 2, -1, -1):
+        after_next = beyond
+        after = n[k + 1] + beyond
+        before = (_log_stick_integral(n[k], after, concentration)
+                  + _log_stick_integral(n[k + 1], after_next, concentration))
+        proposed = (_log_stick_integral(n[k + 1], n[k] + beyond, concentration)
+                    + _log_stick_integral(n[k], after_next, concentration))
+        if math.log(uniforms[k]) < proposed - before:
+            n[k], n[k + 1] = n[k + 1], n[k]
+            order[k], order[k + 1] = order[k + 1], order[k]
+        beyond += n[k + 1]
+    return order
+
+
+def _swap_tables(group_ptr, table_of, table_dish, counts, concentration, uniforms):
+    """:func:`swap_pass` over every group's tables, relabelling customers and table dishes in
+    place."""
+    J = group_ptr.shape[0] - 1
+    slots = counts.shape[1]
+    for j in prange(J):
+        order = swap_pass(counts[j], concentration, uniforms[j])
+        new_label = np.empty(slots, dtype=np.int64)
+        dishes = table_dish[j].copy()
+        for position in range(slots):
+            new_label[order[position]] = position
+            table_dish[j, position] = dishes[order[position]]
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            table_of[i] = new_label[table_of[i]]
+
+
+swap_tables_parallel, swap_tables_serial = _both(_swap_tables)

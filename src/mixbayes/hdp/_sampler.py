@@ -1,0 +1,398 @@
+r"""The exact slice sampler for HDP mixtures (document 4, Algorithm 1 made exact).
+
+Model, in the Chinese-restaurant-franchise form the document uses:
+
+.. math::
+
+    \beta = F(\beta'),\ \beta'_k \sim \mathrm{Beta}(1, \gamma_0); \qquad
+    \gamma_j = F(\gamma'_j),\ \gamma'_{jt} \sim \mathrm{Beta}(1, \alpha_0); \qquad
+    k_{jt} \sim \beta; \quad t_{ji} \sim \gamma_j; \quad y_{ji} \sim f_{k_{j t_{ji}}},
+
+with :math:`F(x)_k = x_k\prod_{l<k}(1-x_l)` and atoms :math:`\phi_k \sim H`. Slice variables
+:math:`u_{ji} \sim U(0, \gamma_{j t_{ji}})` and :math:`v_{jt} \sim U(0, \beta_{k_{jt}})` make every
+label step a choice among finitely many candidates. One sweep:
+
+1. :math:`(\beta', v)` jointly: :math:`\beta'_k \sim \mathrm{Beta}(m_k + 1, m_{>k} + \gamma_0)`
+   (:math:`m_k` = occupied tables serving dish k), then :math:`v` for every occupied table;
+   dish sticks are instantiated from the prior until the unbroken mass is below :math:`\min v`.
+2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats).
+3. Dishes of occupied tables: :math:`k_{jt} \propto 1\{v_{jt} \le \beta_k\}\prod f_k(y)`.
+4. :math:`(\gamma'_j, u_j)` jointly, then table sticks from the prior until each group's unbroken
+   mass is below its least :math:`u`.
+5. Dishes of the instantiated *empty* tables are drawn from :math:`\beta` (their exact
+   conditional; dish sticks are extended from the prior when a draw falls beyond them), then
+   every customer's table: :math:`t_{ji} \propto 1\{u_{ji} \le \gamma_{jt}\} f_{k_{jt}}(y_{ji})`;
+   afterwards the dishes of tables left empty are forgotten again.
+
+Empty tables. Under the model every group has infinitely many empty tables, each with a dish
+drawn from :math:`\beta`; kept in the state, any finite number of them would enter step 1's counts
+and make :math:`\beta` depend on how many were kept (the published code counts those up to its
+cap, so its number of dishes follows the cap). Here their dishes are integrated out: step 1 counts
+occupied tables only, and step 5 instantiates the dishes of exactly the tables a customer may
+move to, from their exact conditional (:math:`\beta`, as no data touch them), and drops them
+after the step. The result does not depend on any cap.
+
+Auxiliary moves (exact; the estimator's ``moves``). Between sweeps the state is just the
+seating (tables and their dishes): every stick, slice and atom is redrawn from its conditional
+before it is used, so any kernel that keeps the posterior of the seating may be interleaved.
+``relabel``: Metropolis swaps of adjacent labels with the sticks integrated out
+(:func:`~mixbayes.hdp._kernels.swap_pass`). ``collapsed``: every occupied table's dish redrawn
+given :math:`\beta` with the atoms integrated out and no slice
+(:func:`~mixbayes.hdp._kernels.collapsed_dish_step`).
+
+Caps. Sticks live in arrays that grow (by half) whenever the slices need more; the extension
+continues where it stopped, so a cap is only an allocation size, never a truncation, and no draw
+is ever redone (redoing a sweep with fresh random numbers after an overflow would bias it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import gammaln
+
+from . import _kernels
+
+CATEGORICAL, GAUSSIAN = 0, 1
+
+
+@dataclass
+class GroupedData:
+    """Observations sorted by group, with the kernel's prior.
+
+    ``rows`` indexes the log-likelihood lookup: the word of each token, or the point itself.
+    """
+
+    kernel: int
+    group_ptr: np.ndarray  # (J + 1,)
+    rows: np.ndarray  # (N,)
+    points: np.ndarray  # (N, d) for the Gaussian kernel, (0, 0) otherwise
+    n_words: int = 0  # W for the categorical kernel
+    word_prior: float = 0.0  # alpha_w
+    prior_mean: np.ndarray = None  # (d,)
+    prior_precision: float = 0.0  # tau_phi
+    observation_precision: float = 0.0  # tau_y
+
+    @property
+    def n_groups(self):
+        return self.group_ptr.shape[0] - 1
+
+    @property
+    def n_observations(self):
+        return self.rows.shape[0]
+
+    @property
+    def kernels(self):
+        return _kernels.group_kernels(self.n_observations)
+
+    @property
+    def group_of(self):
+        return np.repeat(np.arange(self.n_groups), np.diff(self.group_ptr))
+
+    def predictive_settings(self):
+        if self.kernel == CATEGORICAL:
+            return np.array([self.word_prior, float(self.n_words)])
+        return np.array([self.prior_precision, self.observation_precision])
+
+    def n_stats(self):
+        return self.n_words + 1 if self.kernel == CATEGORICAL else self.points.shape[1] + 1
+
+
+@dataclass
+class SliceState:
+    """Everything the sampler keeps between sweeps.
+
+    ``table_dish[j, t]`` is -1 for empty tables (their dishes are integrated out, see the module
+    docstring); tables ``t < n_tables[j]`` have instantiated sticks ``table_weight``.
+    """
+
+    table_of: np.ndarray  # (N,)
+    table_dish: np.ndarray  # (J, table cap)
+    table_weight: np.ndarray  # (J, table cap)
+    n_tables: np.ndarray  # (J,)
+
+    def copy(self):
+        return SliceState(self.table_of.copy(), self.table_dish.copy(), self.table_weight.copy(),
+                          self.n_tables.copy())
+
+    def dish_of(self, data):
+        """The dish of every observation."""
+        return self.table_dish[data.group_of, self.table_of]
+
+
+def _stick_weights(sticks):
+    """:math:`F(x)` row-wise and the unbroken mass left after the last stick."""
+    remaining = np.cumprod(1.0 - sticks, axis=-1)
+    before = np.concatenate([np.ones(sticks.shape[:-1] + (1,)), remaining[..., :-1]], axis=-1)
+    return sticks * before, remaining[..., -1] if sticks.shape[-1] else np.ones(sticks.shape[:-1])
+
+
+class _DishSticks:
+    """The instantiated dish weights, extended from the prior on demand."""
+
+    def __init__(self, beta, tail, gamma0, rng):
+        self.beta, self.tail, self.gamma0, self.rng = list(beta), float(tail), gamma0, rng
+
+    def extend_until(self, predicate):
+        while not predicate(self):
+            stick = self.rng.beta(1.0, self.gamma0)
+            self.beta.append(self.tail * stick)
+            self.tail *= 1.0 - stick
+
+    @property
+    def array(self):
+        return np.asarray(self.beta)
+
+
+def _grow(array, width, fill):
+    grown = np.full((array.shape[0], width), fill, dtype=array.dtype)
+    grown[:, : array.shape[1]] = array
+    return grown
+
+
+def draw_atoms(data, dish_of, K, rng):
+    """Atoms of dishes ``0..K-1`` from their conjugate posteriors given the observations'
+    dishes (prior draws for dishes nobody eats): log word probabilities (K, W) or means (K, d)."""
+    if data.kernel == CATEGORICAL:
+        W = data.n_words
+        counts = np.bincount(dish_of * W + data.rows, minlength=K * W).reshape(K, W)
+        shape = counts + data.word_prior
+        # log-Dirichlet via Gamma(a) = Gamma(a + 1) U^(1/a): no underflow for tiny a
+        log_gamma = (np.log(rng.standard_gamma(shape + 1.0))
+                     + np.log(rng.random(shape.shape)) / shape)
+        return log_gamma - np.logaddexp.reduce(log_gamma, axis=1, keepdims=True)
+    X = data.points
+    n = np.bincount(dish_of, minlength=K).astype(float)
+    sums = np.zeros((K, X.shape[1]))
+    np.add.at(sums, dish_of, X)
+    precision = data.prior_precision + n * data.observation_precision
+    mean = data.prior_precision * data.prior_mean + data.observation_precision * sums
+    mean /= precision[:, None]
+    return mean + rng.standard_normal(mean.shape) / np.sqrt(precision)[:, None]
+
+
+def lookup(data, atoms):
+    r"""``loglik[row, k]`` :math:`= \log f_k`: rows are words (categorical) or points."""
+    if data.kernel == CATEGORICAL:
+        return np.ascontiguousarray(atoms.T)
+    X, tau = data.points, data.observation_precision
+    d = X.shape[1]
+    squared = ((X * X).sum(axis=1)[:, None] - 2.0 * X @ atoms.T + (atoms * atoms).sum(axis=1))
+    return np.ascontiguousarray(-0.5 * tau * np.maximum(squared, 0.0)
+                                + 0.5 * d * np.log(tau / (2.0 * np.pi)))
+
+
+def _with_prior_atoms(data, loglik, K, rng):
+    """Append lookup columns for new dishes ``loglik.shape[1]..K-1`` (prior atoms)."""
+    have = loglik.shape[1]
+    if K <= have:
+        return loglik
+    no_dish = np.zeros(0, dtype=np.int64)
+    if data.kernel == CATEGORICAL:
+        empty = GroupedData(CATEGORICAL, data.group_ptr, no_dish, data.points, data.n_words,
+                            data.word_prior)
+    else:
+        empty = GroupedData(GAUSSIAN, data.group_ptr, no_dish, data.points[:0], 0, 0.0,
+                            data.prior_mean, data.prior_precision, data.observation_precision)
+    fresh = lookup(data, draw_atoms(empty, no_dish, K - have, rng))
+    return np.ascontiguousarray(np.hstack([loglik, fresh]))
+
+
+def dish_statistics(data, dish_of, rows):
+    """Sufficient statistics of every dish, ``rows`` rows (zero beyond the dishes in use):
+    word counts and their total, or sums of the points and their number."""
+    if data.kernel == CATEGORICAL:
+        W = data.n_words
+        stats = np.zeros((rows, W + 1))
+        np.add.at(stats, (dish_of, data.rows), 1.0)
+    else:
+        d = data.points.shape[1]
+        stats = np.zeros((rows, d + 1))
+        np.add.at(stats[:, :d], dish_of, data.points)
+    stats[:, -1] += np.bincount(dish_of, minlength=rows)[:rows] if data.kernel == GAUSSIAN \
+        else stats[:, :-1].sum(axis=1)
+    return stats
+
+
+def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
+    """The auxiliary move: every occupied table's dish redrawn given beta with the atoms
+    integrated out (:func:`~mixbayes.hdp._kernels.collapsed_dish_step`)."""
+    K = beta.size
+    room = max(2 * K, 8)
+    padded = np.zeros(room)
+    padded[:K] = beta
+    stats = dish_statistics(data, state.dish_of(data), room + 1)
+    mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
+    padded, _, K, tail = _kernels.collapsed_dish_step(
+        data.kernel, data.group_ptr, state.table_of, data.rows, data.points, mean,
+        data.predictive_settings(), stats, state.table_dish, padded, K, float(tail), gamma0,
+        int(rng.integers(2**31 - 1)))
+    return padded[:K].copy(), tail
+
+
+def _swap_labels(data, state, counts, gamma0, alpha0, rng):
+    """The label moves: one pass of adjacent swaps over the dish labels and over every group's
+    table labels (:func:`~mixbayes.hdp._kernels.swap_pass`)."""
+    # one empty label past the last occupied one on both levels (see swap_pass)
+    m = np.concatenate([np.bincount(state.table_dish[counts > 0]), [0]])
+    order = _kernels.swap_pass(m, gamma0, rng.random(m.size))
+    new_label = np.empty(m.size, dtype=np.int64)
+    new_label[order] = np.arange(m.size)
+    occupied = state.table_dish >= 0
+    state.table_dish[occupied] = new_label[state.table_dish[occupied]]
+    if counts[:, -1].any():
+        width = counts.shape[1] + 1
+        counts = _grow(counts, width, 0)
+        state.table_dish = _grow(state.table_dish, width, -1)
+    data.kernels.swap_tables(data.group_ptr, state.table_of, state.table_dish, counts, alpha0,
+                             rng.random(counts.shape))
+
+
+def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True):
+    """One sweep of the exact slice sampler (module docstring), in place in ``state``.
+
+    ``relabel`` starts it with the label moves (:func:`_swap_labels`), ``collapsed`` adds the
+    collapsed dish move after the dish sticks."""
+    J = data.n_groups
+    group_of = data.group_of
+    slots = state.table_dish.shape[1]
+
+    counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
+    occupied = counts > 0
+    state.table_dish[~occupied] = -1
+    if relabel:
+        _swap_labels(data, state, counts, gamma0, alpha0, rng)
+        slots = state.table_dish.shape[1]
+        counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
+        occupied = counts > 0
+
+    # 1. dish sticks given the occupied tables' dishes, then their slices
+    dishes = state.table_dish[occupied]
+    m = np.bincount(dishes)
+    m_after = np.concatenate([np.cumsum(m[::-1])[::-1][1:], [0]])
+    beta, tail = _stick_weights(rng.beta(m + 1.0, m_after + gamma0))
+    if collapsed:
+        beta, tail = _collapsed_dishes(data, state, beta, tail, gamma0, rng)
+        dishes = state.table_dish[occupied]
+    sticks = _DishSticks(beta, tail, gamma0, rng)
+    dish_slice = np.full(occupied.shape, np.inf)
+    dish_slice[occupied] = rng.random(dishes.size) * beta[dishes]
+    lowest = dish_slice.min()
+    sticks.extend_until(lambda s: s.tail < lowest)
+
+    # 2. atoms, and 3. the dishes of the occupied tables
+    K = len(sticks.beta)
+    loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
+    data.kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
+                           counts, dish_slice, sticks.array, rng.random(occupied.shape))
+
+    # 4. table sticks given the seating, their slices, and as many more sticks as they reach
+    last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
+    after = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1] - counts
+    table_sticks = rng.beta(counts + 1.0, after + alpha0)
+    table_sticks[np.arange(slots)[None, :] >= last[:, None]] = 0.0
+    weights, group_tail = _stick_weights(table_sticks)
+    table_slice = rng.random(data.n_observations) * weights[group_of, state.table_of]
+    lowest_u = np.minimum.reduceat(table_slice, data.group_ptr[:-1])
+    n_tables = last.copy()
+    need = np.flatnonzero(group_tail >= lowest_u)
+    while need.size:
+        if n_tables[need].max() >= weights.shape[1]:
+            width = int(weights.shape[1] * 1.5) + 1
+            weights = _grow(weights, width, 0.0)
+            state.table_dish = _grow(state.table_dish, width, -1)
+        stick = rng.beta(1.0, alpha0, size=need.size)
+        weights[need, n_tables[need]] = group_tail[need] * stick
+        group_tail[need] *= 1.0 - stick
+        n_tables[need] += 1
+        need = need[group_tail[need] >= lowest_u[need]]
+
+    # 5. dishes of the reachable empty tables from beta, then every customer's table
+    reachable = np.arange(weights.shape[1])[None, :] < n_tables[:, None]
+    empty = reachable & (state.table_dish < 0)
+    draws = rng.random(int(empty.sum()))
+    if draws.size:
+        top = draws.max()
+        sticks.extend_until(lambda s: 1.0 - s.tail > top)
+        state.table_dish[empty] = np.minimum(
+            np.searchsorted(np.cumsum(sticks.array), draws, side="right"), len(sticks.beta) - 1)
+        loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
+    data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+                               n_tables, table_slice, rng.random(data.n_observations),
+                               state.table_of)
+    state.table_weight, state.n_tables = weights, n_tables
+    counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
+    state.table_dish[counts == 0] = -1
+    return counts
+
+
+# ---------------------------------------------------------------------- summaries
+def log_joint(data, state, gamma0, alpha0, counts=None):
+    r"""Log density of the data and the seating, sticks and atoms integrated out:
+
+    .. math::
+
+        \log p(y, \text{seating}) = \sum_j\Bigl[T_j\log\alpha_0 + \log\frac{\Gamma(\alpha_0)}
+        {\Gamma(\alpha_0 + n_j)} + \sum_t\log\Gamma(n_{jt})\Bigr] + K\log\gamma_0
+        + \log\frac{\Gamma(\gamma_0)}{\Gamma(\gamma_0 + m)} + \sum_k\log\Gamma(m_k)
+        + \sum_k \log p(y_{(k)}),
+
+    (the franchise's exchangeable partition probability for tables within groups and dishes
+    among tables, and each dish's marginal likelihood), the scalar traced per sweep.
+    """
+    if counts is None:
+        counts = data.kernels.table_counts(data.group_ptr, state.table_of,
+                                           state.table_dish.shape[1])
+    occupied = counts > 0
+    n_j = np.diff(data.group_ptr)
+    T_j = occupied.sum(axis=1)
+    value = float((T_j * np.log(alpha0) + gammaln(alpha0) - gammaln(alpha0 + n_j)).sum()
+                  + gammaln(counts[occupied]).sum())
+    dishes = state.table_dish[occupied]
+    m = np.bincount(dishes)
+    m = m[m > 0]
+    value += (m.size * np.log(gamma0) + gammaln(gamma0) - gammaln(gamma0 + m.sum())
+              + gammaln(m).sum())
+    return value + marginal_likelihood(data, state.dish_of(data))
+
+
+def marginal_likelihood(data, labels):
+    r""":math:`\sum_k \log p(y_{(k)})` with the atoms integrated out, for any labelling."""
+    _, labels = np.unique(labels, return_inverse=True)
+    K = labels.max() + 1 if labels.size else 0
+    if data.kernel == CATEGORICAL:
+        W, a = data.n_words, data.word_prior
+        counts = np.bincount(labels * W + data.rows, minlength=K * W).reshape(K, W)
+        return float((gammaln(W * a) - gammaln(W * a + counts.sum(axis=1))).sum()
+                     + (gammaln(a + counts) - gammaln(a)).sum())
+    X, tau, tau0 = data.points, data.observation_precision, data.prior_precision
+    d = X.shape[1]
+    n = np.bincount(labels, minlength=K).astype(float)
+    sums = np.zeros((K, d))
+    np.add.at(sums, labels, X)
+    means = sums / n[:, None]
+    within = ((X - means[labels]) ** 2).sum()
+    offset = ((means - data.prior_mean) ** 2).sum(axis=1)
+    return float(
+        0.5 * d * (n.sum() * np.log(tau / (2 * np.pi)) + np.log(tau0 / (tau0 + n * tau)).sum())
+        - 0.5 * tau * within - 0.5 * (n * tau * tau0 / (tau0 + n * tau) * offset).sum()
+    )
+
+
+def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
+    """A valid starting state: one pass of the franchise (``"crf"``) or everyone at one table
+    eating one dish (``"ones"``, the document's start)."""
+    J = data.n_groups
+    if how == "ones":
+        table_of = np.zeros(data.n_observations, dtype=np.int64)
+        table_dish = np.zeros((J, 1), dtype=np.int64)
+    else:
+        table_of, table_dish, _ = _kernels.crf_seating(
+            data.kernel, data.group_ptr, data.rows, data.points,
+            np.zeros(1) if data.prior_mean is None else data.prior_mean,
+            data.predictive_settings(), data.n_stats(), alpha0, gamma0,
+            rng.random((data.n_observations, 2)), min(data.n_observations, 10_000))
+    width = max(table_dish.shape[1], table_cap or 0)
+    table_dish = _grow(table_dish, width, -1)
+    return SliceState(table_of, table_dish, np.zeros((J, width)), np.zeros(J, dtype=np.int64))
