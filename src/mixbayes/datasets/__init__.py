@@ -14,5 +14,5 @@ from ._simulate import (
 
 __all__ = [
     "load_classic3", "make_dmm_corpus", "DMMTruth", "make_gaussian_mixture", "GaussianMixtureTruth",
-    "make_topic_corpus", "TopicTruth",
+    "make_topic_corpus", "TopicTruth", "make_hdp_data", "HDPTruth",
 ]
