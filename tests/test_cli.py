@@ -112,3 +112,28 @@ def test_gmm_rejects_non_numeric_input(tmp_path):
     (tmp_path / "words.csv").write_text("a,b\nx,y\nz,w\n")
     result = _run("cluster", "words.csv", "--model", "gmm", "-q", cwd=tmp_path)
     assert result.returncode == 1 and "is not a numeric table" in result.stderr
+
+
+def test_hdp_end_to_end(tmp_path):
+    corpus, truth = mb.datasets.make_hdp_data(30, 40, n_words=30, random_state=0)
+    corpus.write(tmp_path / "data", format="mtx")
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join(str(v) for v in truth.group_labels) + "\n")
+    result = _run("cluster", str(tmp_path / "data" / "counts.mtx"), "--model", "hdp",
+                  "--n-iter", "15", "--gamma0", "3", "--labels", str(labels), "--out", "out",
+                  "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    _assert_written(out, ("assignments.csv", "clusters.json", "trace.csv", "trace.png",
+                          "summary.json", "model.npz"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_documents"] == 30 and summary["n_clusters"] >= 2
+    assert summary["scores"]["nmi"] > 0.3
+    trace = (out / "trace.csv").read_text().splitlines()
+    assert trace[0].endswith(",nmi") and len(trace) == 16
+    assert "NMI" in result.stdout
+    model = mb.load(out / "model.npz")
+    assert model.n_components_ == summary["n_clusters"]
+    bad = _run("cluster", str(tmp_path / "data" / "counts.mtx"), "--model", "hdp", "-k", "3",
+               cwd=tmp_path)
+    assert bad.returncode != 0 and "chooses the number of clusters" in bad.stderr

@@ -4,6 +4,7 @@
 
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
+    mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1] [--labels FILE]
 
 Every run writes ``assignments.csv``, ``clusters.json``, ``model.npz``, ``summary.json`` and
 PNG figures to ``--out`` and prints a short summary. Errors are one line on stderr and exit
@@ -22,7 +23,7 @@ import warnings
 
 import numpy as np
 
-_MODELS = ("dmm", "gmm")
+_MODELS = ("dmm", "gmm", "hdp")
 
 
 def _parse_range(text):
@@ -58,6 +59,11 @@ def build_parser():
     cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
                          default="full", help="gmm only")
     cluster.add_argument("--n-init", type=int, default=5)
+    cluster.add_argument("--n-iter", type=int, default=200, help="hdp: sweeps (default 200)")
+    cluster.add_argument("--gamma0", type=float, default=1.0,
+                         help="hdp: top-level concentration (default 1)")
+    cluster.add_argument("--alpha0", type=float, default=1.0,
+                         help="hdp: group-level concentration (default 1)")
     cluster.add_argument("--text-column", default="text", help="CSV column holding the text")
     cluster.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
     cluster.add_argument("--out", default="mixbayes-out", help="output folder (default: %(default)s)")
@@ -247,6 +253,11 @@ def run(args, stream=sys.stdout):
         settings = dict(model="dmm", input="classic3 (embedded)", n_components=3, seed=args.seed)
         model = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose).fit(corpus.counts)
         selection = None
+    elif args.model == "hdp":
+        if args.select is not None or args.n_components is not None:
+            raise ValueError("--model hdp chooses the number of clusters itself; drop -k and "
+                             "--select.")
+        return _run_hdp(args, verbose, stream, start)
     elif args.model == "gmm":
         if args.select is not None:
             raise ValueError("--select is for --model dmm; a Gaussian mixture switches unneeded "
@@ -274,6 +285,92 @@ def run(args, stream=sys.stdout):
     elapsed = time.perf_counter() - start
     summary, clusters = _write_outputs(args.out, corpus, model, settings, elapsed, selection, args.top)
     _print_summary(summary, clusters, args.out, stream)
+    return 0
+
+
+def _run_hdp(args, verbose, stream, start):
+    """``mixbayes cluster INPUT --model hdp``: documents as groups of tokens; writes
+    assignments.csv, clusters.json, trace.csv, trace.png, summary.json and model.npz."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import metrics, plotting
+    from .corpus import read_corpus
+    from .hdp import HDPMixture
+    from .persist import save
+
+    options = {} if args.stop_words is None else dict(stop_words=args.stop_words)
+    if args.input.endswith((".csv", ".csv.gz")):
+        options["text_column"] = args.text_column
+    corpus = read_corpus(args.input, labels=args.labels, **options)
+    keep = np.flatnonzero(np.asarray(corpus.counts.sum(axis=1)).ravel() > 0)
+    if keep.size < corpus.n_documents:
+        print(f"{corpus.n_documents - keep.size} empty document(s) left out", file=stream)
+    X = corpus.counts[keep]
+    known = None if corpus.labels is None else np.asarray(corpus.labels)[keep]
+    group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
+    nmi_trace = []
+
+    def majority_nmi(chain, sweep, info):
+        names, index = np.unique(info["labels"], return_inverse=True)
+        counts = np.zeros((X.shape[0], names.size), dtype=np.int64)
+        np.add.at(counts, (group_of, index), 1)
+        if chain == len(nmi_trace):
+            nmi_trace.append([])
+        nmi_trace[chain].append(metrics.nmi(known, counts.argmax(axis=1), "geometric"))
+
+    model = HDPMixture(top_concentration=args.gamma0, group_concentration=args.alpha0,
+                       n_iter=args.n_iter, random_state=args.seed, verbose=verbose)
+    model.fit(X, callback=majority_nmi if known is not None else None)
+    elapsed = time.perf_counter() - start
+    os.makedirs(args.out, exist_ok=True)
+    shares = np.zeros(X.shape[0])
+    np.add.at(shares, group_of, model.labels_ == model.group_labels_[group_of])
+    shares /= np.bincount(group_of, minlength=X.shape[0])
+    with open(os.path.join(args.out, "assignments.csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["doc_id", "cluster", "token_share"] + (["label"] if known is not None else []))
+        for row, i in enumerate(keep):
+            line = [corpus.doc_ids[i], int(model.group_labels_[row]), f"{shares[row]:.4f}"]
+            writer.writerow(line + ([known[row]] if known is not None else []))
+    words = model.top_words(corpus.vocabulary, n=args.top)
+    lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
+    tokens = np.bincount(model.labels_, minlength=model.n_components_)
+    documents = np.bincount(model.group_labels_, minlength=model.n_components_)
+    clusters = [dict(cluster=k, documents=int(documents[k]), tokens=int(tokens[k]),
+                     top_words=words[k], top_words_by_lift=lifts[k])
+                for k in range(model.n_components_)]
+    with open(os.path.join(args.out, "clusters.json"), "w", encoding="utf-8") as handle:
+        json.dump(clusters, handle, indent=2)
+    with open(os.path.join(args.out, "trace.csv"), "w", encoding="utf-8") as handle:
+        handle.write("chain,sweep,n_clusters,n_tables,log_joint" + (",nmi" if nmi_trace else "") + "\n")
+        for chain, row in enumerate(model.trace_):
+            for sweep, entry in enumerate(row):
+                extra = f",{nmi_trace[chain][sweep]:.6f}" if nmi_trace else ""
+                handle.write(f"{chain},{sweep + 1},{entry['n_dishes']},{entry['n_tables']},"
+                             f"{entry['log_joint']:.6f}{extra}\n")
+    plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None).savefig(
+        os.path.join(args.out, "trace.png"), dpi=110)
+    save(model, os.path.join(args.out, "model.npz"))
+    summary = dict(settings=dict(model="hdp", input=args.input, gamma0=args.gamma0,
+                                 alpha0=args.alpha0, n_iter=args.n_iter, seed=args.seed),
+                   n_documents=int(X.shape[0]), n_terms=int(X.shape[1]),
+                   n_tokens=int(X.sum()), n_clusters=model.n_components_,
+                   seconds=round(elapsed, 3))
+    if known is not None:
+        summary["scores"] = metrics.clustering_report(known, model.group_labels_)
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2, default=str)
+    print(f"{X.shape[0]} documents ({summary['n_tokens']} tokens) -> {model.n_components_} "
+          f"clusters after {args.n_iter} sweeps in {elapsed:.1f} s", file=stream)
+    for c in clusters[:20]:
+        print(f"  cluster {c['cluster']:>2} ({c['documents']:>5} docs, {c['tokens']:>6} tokens): "
+              f"{' '.join(c['top_words'])}", file=stream)
+    if known is not None:
+        s = summary["scores"]
+        print(f"against known labels (majority cluster per document): NMI {s['nmi']:.3f} "
+              f"(geometric {s['nmi_geometric']:.3f})  ARI {s['ari']:.3f}", file=stream)
+    print(f"outputs written to {args.out}/", file=stream)
     return 0
 
 

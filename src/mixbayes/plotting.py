@@ -3,7 +3,7 @@
 import numpy as np
 
 __all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters",
-           "plot_topic_selection"]
+           "plot_topic_selection", "plot_hdp_trace"]
 
 
 def _axes(ax, figsize=(6, 4)):
@@ -134,4 +134,27 @@ def plot_topic_selection(selection, ax=None):
     right.axhline(1.0, color="C3", lw=0.5, ls=":")
     right.set_ylabel("dispersion", color="C3")
     ax.set_title(f"choice of K: {selection.best_k}")
+    return fig
+
+
+def plot_hdp_trace(model, nmi=None):
+    """Per-sweep trace of an :class:`~mixbayes.HDPMixture` (every chain): NMI against known
+    labels when ``nmi`` (chains x sweeps) is given, the number of clusters (dishes) in use,
+    and the log joint density of the data and the seating."""
+    import matplotlib.pyplot as plt
+
+    panels = [("clusters in use", model.trace_["n_dishes"]),
+              ("log p(y, seating)", model.trace_["log_joint"])]
+    if nmi is not None:
+        panels.insert(0, ("NMI against labels", np.atleast_2d(nmi)))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    for axis, (title, values) in zip(axes.ravel(), panels):
+        for chain, row in enumerate(values):
+            axis.plot(np.arange(1, len(row) + 1), row, lw=1, label=f"chain {chain + 1}")
+        axis.set_xlabel("sweep")
+        axis.set_title(title, fontsize=10)
+        axis.grid(alpha=0.3)
+    if len(model.trace_) > 1:
+        axes.ravel()[0].legend(fontsize=8)
+    fig.tight_layout()
     return fig

@@ -14,7 +14,14 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import Interval, RandomState, check_counts, check_random_state, validate_params
+from .._validation import (
+    Interval,
+    RandomState,
+    check_counts,
+    check_random_state,
+    top_terms,
+    validate_params,
+)
 from ..diagnostics import effective_sample_size, split_rhat
 from . import _sampler
 
@@ -95,6 +102,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         are numbered within that sweep).
     label_samples_ : ndarray of shape (n_kept, n_observations) or None
         Observation dishes per kept sweep; None when larger than 10 million entries.
+    term_frequency_ : ndarray of shape (n_features,)
+        Corpus frequency of every term (categorical kernel; the denominator of lift).
     n_groups_, n_features_in_ : int
     """
 
@@ -283,6 +292,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.label_samples_ = np.asarray(label_samples) if label_samples else None
         self.n_groups_ = data.n_groups
         self.n_features_in_ = n_features
+        if data.kernel == _sampler.CATEGORICAL:
+            frequency = np.bincount(data.rows, minlength=data.n_words).astype(float)
+            self.term_frequency_ = frequency / frequency.sum()
 
     # ------------------------------------------------------------------ summaries
     def coclustering(self, level="groups"):
@@ -304,6 +316,17 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         for labels in samples:
             together += labels[:, None] == labels[None, :]
         return together / samples.shape[0]
+
+    def top_words(self, vocabulary, n=10, by="probability"):
+        """The ``n`` top terms of every cluster (categorical kernel), by posterior mean
+        probability or by lift (probability over the term's corpus frequency)."""
+        check_is_fitted(self, "labels_")
+        if self.kernel != "categorical":
+            raise ValueError("top_words is for the categorical kernel.")
+        scores = self.components_
+        if by == "lift":
+            scores = scores / np.maximum(self.term_frequency_, 1e-300)
+        return top_terms(scores, vocabulary, n, by)
 
     def fit_predict(self, X, y=None, groups=None, callback=None):
         """Fit and return ``group_labels_`` for counts (one label per document), ``labels_``
