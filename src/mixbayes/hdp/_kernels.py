@@ -420,12 +420,18 @@ def _swap_tables(group_ptr, table_of, table_dish, counts, concentration, uniform
     """:func:`swap_pass` over every group's tables, relabelling customers and table dishes in
     place."""
     J = group_ptr.shape[0] - 1
-    slots = counts.shape[1]
     for j in prange(J):
-        order = swap_pass(counts[j], concentration, uniforms[j])
-        new_label = np.empty(slots, dtype=np.int64)
-        dishes = table_dish[j].copy()
-        for position in range(slots):
+        # pairs past the first empty label after the last occupied one hold two empty labels
+        # (identity swaps): the pass over labels 0..last+1 is the whole pass
+        width = 0
+        for t in range(counts.shape[1]):
+            if counts[j, t] > 0:
+                width = t + 2
+        width = min(width, counts.shape[1])
+        order = swap_pass(counts[j, :width], concentration, uniforms[j, :width])
+        new_label = np.empty(width, dtype=np.int64)
+        dishes = table_dish[j, :width].copy()
+        for position in range(width):
             new_label[order[position]] = position
             table_dish[j, position] = dishes[order[position]]
         for i in range(group_ptr[j], group_ptr[j + 1]):
