@@ -48,6 +48,7 @@ is ever redone (redoing a sweep with fresh random numbers after an overflow woul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.special import gammaln
@@ -86,7 +87,7 @@ class GroupedData:
     def kernels(self):
         return _kernels.group_kernels(self.n_observations)
 
-    @property
+    @cached_property
     def group_of(self):
         return np.repeat(np.arange(self.n_groups), np.diff(self.group_ptr))
 
@@ -143,6 +144,13 @@ class _DishSticks:
     @property
     def array(self):
         return np.asarray(self.beta)
+
+
+def _uniforms_at(mask, rng):
+    """Uniforms where ``mask`` holds (zeros elsewhere): draws only for the entries read."""
+    uniforms = np.zeros(mask.shape)
+    uniforms[mask] = rng.random(int(mask.sum()))
+    return uniforms
 
 
 def _grow(array, width, fill):
@@ -245,8 +253,12 @@ def _swap_labels(data, state, counts, gamma0, alpha0, rng):
         width = counts.shape[1] + 1
         counts = _grow(counts, width, 0)
         state.table_dish = _grow(state.table_dish, width, -1)
+    occupied = counts > 0
+    last = np.where(occupied.any(axis=1), counts.shape[1] - np.argmax(occupied[:, ::-1], axis=1),
+                    0)
+    read = np.arange(counts.shape[1])[None, :] < np.minimum(last + 1, counts.shape[1])[:, None]
     data.kernels.swap_tables(data.group_ptr, state.table_of, state.table_dish, counts, alpha0,
-                             rng.random(counts.shape))
+                             _uniforms_at(read, rng))
 
 
 def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True):
@@ -285,13 +297,14 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True):
     K = len(sticks.beta)
     loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
     data.kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
-                           counts, dish_slice, sticks.array, rng.random(occupied.shape))
+                           counts, dish_slice, sticks.array, _uniforms_at(occupied, rng))
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
     last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
     after = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1] - counts
-    table_sticks = rng.beta(counts + 1.0, after + alpha0)
-    table_sticks[np.arange(slots)[None, :] >= last[:, None]] = 0.0
+    in_range = np.arange(slots)[None, :] < last[:, None]
+    table_sticks = np.zeros(counts.shape)
+    table_sticks[in_range] = rng.beta(counts[in_range] + 1.0, after[in_range] + alpha0)
     weights, group_tail = _stick_weights(table_sticks)
     table_slice = rng.random(data.n_observations) * weights[group_of, state.table_of]
     lowest_u = np.minimum.reduceat(table_slice, data.group_ptr[:-1])
@@ -357,9 +370,15 @@ def log_joint(data, state, gamma0, alpha0, counts=None):
     return value + marginal_likelihood(data, state.dish_of(data))
 
 
+def compact(labels):
+    """Non-negative integer labels renumbered 0, 1, ... in order (by counting, not sorting)."""
+    present = np.bincount(labels) > 0
+    return (np.cumsum(present) - 1)[labels]
+
+
 def marginal_likelihood(data, labels):
     r""":math:`\sum_k \log p(y_{(k)})` with the atoms integrated out, for any labelling."""
-    _, labels = np.unique(labels, return_inverse=True)
+    labels = compact(labels)
     K = labels.max() + 1 if labels.size else 0
     if data.kernel == CATEGORICAL:
         W, a = data.n_words, data.word_prior

@@ -244,7 +244,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                             collapsed=self.moves == "all",
                                             relabel=self.moves != "none")
                     dishes = state.dish_of(data)
-                    row = (np.unique(dishes).size, int((counts > 0).sum()),
+                    row = (np.count_nonzero(np.bincount(dishes)), int((counts > 0).sum()),
                            _sampler.log_joint(data, state, gamma0, alpha0, counts))
                     trace[chain, sweep] = row
                     bar.update()
@@ -343,10 +343,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
 def _majority(dishes, data):
     """Most frequent dish of every group (ties broken toward the smaller dish number)."""
     J = data.n_groups
-    names, index = np.unique(dishes, return_inverse=True)
-    counts = np.zeros((J, names.size), dtype=np.int64)
-    np.add.at(counts, (data.group_of, index), 1)
-    return names[counts.argmax(axis=1)]
+    K = int(dishes.max()) + 1
+    counts = np.bincount(data.group_of * K + dishes, minlength=J * K).reshape(J, K)
+    return counts.argmax(axis=1)
 
 
 def _posterior_mean_atoms(data, labels, K):
