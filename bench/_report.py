@@ -41,6 +41,6 @@ def write_section(path, heading, intro, text):
         new = old.rstrip("\n") + "\n\n" + body
     else:
         end = old.find("\n## ", start + len(heading))
-        new = old[:start] + body + (old[end + 1:] if end >= 0 else "")
+        new = old[:start] + body + ("\n" + old[end + 1:] if end >= 0 else "")
     with open(path, "w") as handle:
         handle.write(new)

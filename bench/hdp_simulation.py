@@ -1,0 +1,93 @@
+"""The HDP document's simulation study (its Figure 2): NMI against the true labels per sweep.
+
+Data from ``make_hdp_data`` with γ0 = 3, α0 = 1, α_w = 1/W, J = W ∈ {10, 20, 50} groups and
+words, n ∈ {30, 100, 300} observations per group; our sampler from its default start (one pass
+of the Chinese restaurant franchise) with its default moves, and — for comparison with the
+document's runs — the document's updates alone from the all-ones start. Prints NMI at sweeps
+1, 10, 20, 60 and the last, mean over seeds, and draws one panel per (J, n).
+
+Run:  python bench/hdp_simulation.py [--sweeps 60] [--seeds 3] [--figure docs/hdp_simulation.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import mixbayes as mb
+
+RUNS = {"ours (CRF start, label moves)": dict(init="crf", moves="labels"),
+        "document's updates, all-ones start": dict(init="ones", moves="none")}
+
+
+def nmi_per_sweep(J, n, seed, sweeps, **options):
+    corpus, truth = mb.datasets.make_hdp_data(J, n, n_words=J, random_state=seed)
+    scores = []
+    model = mb.HDPMixture(top_concentration=3.0, group_concentration=1.0, n_iter=sweeps,
+                          random_state=seed, **options)
+    model.fit(corpus.counts,
+              callback=lambda chain, sweep, info: scores.append(
+                  mb.metrics.nmi(truth.labels, info["labels"])))
+    return np.asarray(scores)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sweeps", type=int, default=60)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--figure", default=None)
+    parser.add_argument("--write", default=None, help="markdown file for the table")
+    args = parser.parse_args()
+    sizes, lengths = (10, 20, 50), (30, 100, 300)
+    curves, rows = {}, []
+    for J in sizes:
+        for n in lengths:
+            for name, options in RUNS.items():
+                runs = np.array([nmi_per_sweep(J, n, seed, args.sweeps, **options)
+                                 for seed in range(args.seeds)])
+                curves[J, n, name] = runs
+                mean = runs.mean(axis=0)
+                marks = [0, 9, 19, min(59, args.sweeps - 1), args.sweeps - 1]
+                print(f"J=W={J:3d} n={n:3d} {name:36s} NMI at sweeps 1/10/20/60/last: "
+                      + " ".join(f"{mean[m]:.3f}" for m in marks), flush=True)
+                rows.append([J, n, name] + [f"{mean[m]:.3f}" for m in marks])
+    if args.write:
+        import sys
+
+        sys.path.insert(0, __import__("os").path.dirname(__file__))
+        from _report import markdown_table, write_section
+
+        text = markdown_table(["J = W", "n", "run", "sweep 1", "10", "20", "60",
+                               f"last ({args.sweeps})"], rows)
+        write_section(args.write, "## HDP simulation study (`python bench/hdp_simulation.py`)",
+                      f"; NMI of the observations' clusters against the truth, mean of "
+                      f"{args.seeds} seeds; figure: docs/hdp_simulation.png.", text)
+    if args.figure:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(len(sizes), len(lengths), figsize=(11, 8.5), sharex=True,
+                                 sharey=True)
+        for a, J in enumerate(sizes):
+            for b, n in enumerate(lengths):
+                axis = axes[a, b]
+                for c, name in enumerate(RUNS):
+                    for r, run in enumerate(curves[J, n, name]):
+                        axis.plot(np.arange(1, len(run) + 1), run, color=f"C{c}", lw=0.8,
+                                  alpha=0.7, label=name if r == 0 else None)
+                axis.set_title(f"J = W = {J}, n = {n}", fontsize=9)
+                axis.grid(alpha=0.3)
+                if a == len(sizes) - 1:
+                    axis.set_xlabel("sweep")
+                if b == 0:
+                    axis.set_ylabel("NMI")
+        axes[0, 0].legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        fig.savefig(args.figure, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
