@@ -47,7 +47,8 @@ def _chi_square_p(exact, frequencies, n):
 
 # ------------------------------------------------------------------ exactness
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
-@pytest.mark.parametrize("moves", [(False, False), (True, True)], ids=["plain", "moves"])
+@pytest.mark.parametrize("moves", [(False, False, False), (True, True, True), (False, True, True)],
+                         ids=["plain", "moves", "default"])
 def test_partition_frequencies_match_enumeration(kernel, moves):
     """Thinned draws (every 5th sweep, so nearly independent) of the partition of the
     observations into dishes against the exact posterior over all 52 partitions."""
@@ -59,7 +60,8 @@ def test_partition_frequencies_match_enumeration(kernel, moves):
     state = _sampler.initial_state(data, gamma0, alpha0, rng, "crf", 2)
     frequencies, n, thin = Counter(), 3000, 5
     for sweep in range(100 + n * thin):
-        _sampler.sweep(data, state, gamma0, alpha0, rng, collapsed=moves[0], relabel=moves[1])
+        _sampler.sweep(data, state, gamma0, alpha0, rng, collapsed=moves[0], relabel=moves[1],
+                       informed=moves[2])
         if sweep >= 100 and (sweep - 100) % thin == 0:
             frequencies[canonical(state.dish_of(data))] += 1
     assert _chi_square_p(exact, frequencies, n) > P_FLOOR

@@ -140,15 +140,16 @@ class GroupKernels(NamedTuple):
     dish_step: object
     customer_step: object
     swap_tables: object
+    customer_step_informed: object
 
 
 def group_kernels(n_observations):
     """The group loops, serial or parallel as suits a problem of this size."""
     if n_observations < _SERIAL_BELOW:
         return GroupKernels(table_counts_serial, dish_step_serial, customer_step_serial,
-                            swap_tables_serial)
+                            swap_tables_serial, customer_step_informed_serial)
     return GroupKernels(table_counts_parallel, dish_step_parallel, customer_step_parallel,
-                        swap_tables_parallel)
+                        swap_tables_parallel, customer_step_informed_parallel)
 
 
 @njit(cache=True, inline="always")
@@ -439,3 +440,67 @@ def _swap_tables(group_ptr, table_of, table_dish, counts, concentration, uniform
 
 
 swap_tables_parallel, swap_tables_serial = _both(_swap_tables)
+
+
+def _customer_step_informed(group_ptr, row_of, loglik, table_dish, table_weight, n_tables,
+                            table_slice, dish_slice, beta, counts, uniforms, table_of):
+    r"""Every customer's table, one customer after another within a group, with the dishes of
+    empty tables integrated out; in place in ``table_of``, ``table_dish`` and ``counts``.
+
+    Every instantiated table t keeps a dish slice :math:`v_t` (occupied tables: drawn with
+    the dish sticks; empty ones: drawn with a dish from :math:`\beta` that is then forgotten).
+    Customer i leaves its table (a table left empty forgets its dish), then joins table t and,
+    if t is empty, dish k with probability
+
+    .. math::
+
+        \propto 1\{u_i \le \gamma_t\} \times \begin{cases} f_{k_t}(y_i) & t \text{ occupied}\\
+        1\{v_t \le \beta_k\} f_k(y_i) / N(v_t) & t \text{ empty}, \end{cases}
+
+    the exact conditional of the pair: an empty table's dish, integrated out, contributes
+    :math:`N(v_t) = \#\{k: \beta_k \ge v_t\}` to the joint density while nobody sits there. Unlike drawing empty tables' dishes blindly from
+    :math:`\beta`, a customer can open a table at whichever reachable dish fits it.
+    """
+    J = group_ptr.shape[0] - 1
+    K = beta.shape[0]
+    for j in prange(J):
+        T = n_tables[j]
+        logs = np.empty(T * (K + 1))
+        tables = np.empty(T * (K + 1), dtype=np.int64)
+        dishes = np.empty(T * (K + 1), dtype=np.int64)
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            r = row_of[i]
+            old = table_of[i]
+            counts[j, old] -= 1
+            if counts[j, old] == 0:
+                table_dish[j, old] = -1
+            count = 0
+            for t in range(T):
+                if table_weight[j, t] < table_slice[i]:
+                    continue
+                if table_dish[j, t] >= 0:
+                    logs[count] = loglik[r, table_dish[j, t]]
+                    tables[count] = t
+                    dishes[count] = table_dish[j, t]
+                    count += 1
+                else:
+                    # the empty table's integrated dish contributes N(v_t), the number of dishes
+                    # above its slice, to every other choice: divide it out here
+                    first = count
+                    for k in range(K):
+                        if beta[k] >= dish_slice[j, t]:
+                            logs[count] = loglik[r, k]
+                            tables[count] = t
+                            dishes[count] = k
+                            count += 1
+                    penalty = math.log(count - first)
+                    for c in range(first, count):
+                        logs[c] -= penalty
+            c = _draw_from_logs(logs, count, uniforms[i])
+            t = tables[c]
+            table_dish[j, t] = dishes[c]
+            counts[j, t] += 1
+            table_of[i] = t
+
+
+customer_step_informed_parallel, customer_step_informed_serial = _both(_customer_step_informed)

@@ -36,7 +36,9 @@ Auxiliary moves (exact; the estimator's ``moves``). Between sweeps the state is 
 seating (tables and their dishes): every stick, slice and atom is redrawn from its conditional
 before it is used, so any kernel that keeps the posterior of the seating may be interleaved.
 ``relabel``: Metropolis swaps of adjacent labels with the sticks integrated out
-(:func:`~mixbayes.hdp._kernels.swap_pass`). ``collapsed``: every occupied table's dish redrawn
+(:func:`~mixbayes.hdp._kernels.swap_pass`). ``informed``: step 5 with the empty tables' dishes
+integrated out, each keeping only its dish slice, so that a customer who opens a table chooses
+its dish by likelihood among those above the slice. ``collapsed``: every occupied table's dish redrawn
 given :math:`\beta` with the atoms integrated out and no slice
 (:func:`~mixbayes.hdp._kernels.collapsed_dish_step`).
 
@@ -261,11 +263,13 @@ def _swap_labels(data, state, counts, gamma0, alpha0, rng):
                              _uniforms_at(read, rng))
 
 
-def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True):
+def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True, informed=True):
     """One sweep of the exact slice sampler (module docstring), in place in ``state``.
 
     ``relabel`` starts it with the label moves (:func:`_swap_labels`), ``collapsed`` adds the
-    collapsed dish move after the dish sticks."""
+    collapsed dish move after the dish sticks, ``informed`` integrates the empty tables' dishes
+    out of the customer step (:func:`~mixbayes.hdp._kernels._customer_step_informed`) instead
+    of drawing them from beta beforehand."""
     J = data.n_groups
     group_of = data.group_of
     slots = state.table_dish.shape[1]
@@ -331,9 +335,25 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True):
         state.table_dish[empty] = np.minimum(
             np.searchsorted(np.cumsum(sticks.array), draws, side="right"), len(sticks.beta) - 1)
         loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
-    data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
-                               n_tables, table_slice, rng.random(data.n_observations),
-                               state.table_of)
+    if informed:
+        # keep each empty table's dish slice, forget its dish, and let the customers choose
+        slices = np.full(weights.shape, np.inf)
+        slices[:, : dish_slice.shape[1]] = dish_slice
+        beta = sticks.array
+        slices[empty] = rng.random(int(empty.sum())) * beta[state.table_dish[empty]]
+        state.table_dish[empty] = -1
+        if empty.any():
+            lowest = slices[empty].min()
+            sticks.extend_until(lambda s: s.tail < lowest)
+            loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
+        counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
+        data.kernels.customer_step_informed(
+            data.group_ptr, data.rows, loglik, state.table_dish, weights, n_tables, table_slice,
+            slices, sticks.array, counts, rng.random(data.n_observations), state.table_of)
+    else:
+        data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+                                   n_tables, table_slice, rng.random(data.n_observations),
+                                   state.table_of)
     state.table_weight, state.n_tables = weights, n_tables
     counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
     state.table_dish[counts == 0] = -1
