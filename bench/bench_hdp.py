@@ -36,8 +36,9 @@ Notes. Goals (issue 5): higher NMI at equal wall time than both peers, seconds p
 2x of tomotopy's. Ours has the highest NMI at equal time on both sets. Per sweep: 2.0x
 tomotopy's on the 10,000-document corpus (500,000 tokens; 1.8x before the customer step that
 integrates out empty tables' dishes, which buys more NMI per sweep than it costs), but 10x on
-dblp3 (4,253 tokens), where a sweep's fixed cost (about 4 ms of numpy bookkeeping between the
-numba kernels) dominates a 0.6 ms C++ sweep. tomotopy's HDP collapses dblp3 onto 4-5 topics that do not follow the three
+dblp3 (4,253 tokens), where fixed costs dominate a 0.6 ms C++ sweep: about 3 ms of numpy
+bookkeeping between the numba kernels, and 2.8 ms in kernels whose per-group allocations and
+log-gamma calls (label swaps) outweigh the work on 5-token documents. tomotopy's HDP collapses dblp3 onto 4-5 topics that do not follow the three
 subjects; gensim's online HDP keeps its 150-topic truncation (135 of them some document's
 heaviest). dblp3 with our sampler: NMI 0.2 at sweep 10, about 0.34 at sweep 100, 0.41 after
 about 1,600 sweeps; the document's 0.35-0.40 "after about 100 iterations" came from a sampler
