@@ -240,9 +240,11 @@ def check_file(path, name: str = "path") -> str:
     return path
 
 
-def top_terms(scores, vocabulary, n, by):
-    """The ``n`` best-scoring terms of every row of ``scores`` (components x terms), after
-    checking that ``vocabulary`` has one entry per term and ``by`` is a known ranking."""
+def top_terms(scores, vocabulary, n, by, frequency):
+    """The ``n`` top terms of every row of ``scores`` (components x term probabilities), by
+    probability or by lift (probability over the term's overall ``frequency``; terms of
+    frequency 0 score 0), after checking that ``vocabulary`` has one entry per term and ``by``
+    is a known ranking."""
     vocabulary = np.asarray(vocabulary, dtype=object)
     if vocabulary.shape != (scores.shape[1],):
         raise ValueError(
@@ -251,5 +253,8 @@ def top_terms(scores, vocabulary, n, by):
         )
     if by not in ("probability", "lift"):
         raise ValueError(f"by must be one of 'probability', 'lift'; got {by!r}.")
+    if by == "lift":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scores = np.where(frequency > 0, scores / frequency, 0.0)
     order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
     return [list(vocabulary[row]) for row in order]

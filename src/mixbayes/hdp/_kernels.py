@@ -362,9 +362,7 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
                         more = np.zeros((2 * stats.shape[0], stats.shape[1]))
                         more[: stats.shape[0]] = stats
                         stats = more
-                        longer = np.empty(beta.shape[0] + 1)
-                        longer[: logs.shape[0]] = logs
-                        logs = longer
+                        logs = np.empty(beta.shape[0] + 1)  # scratch: nothing to keep
                     stick = np.random.beta(1.0, gamma0)
                     beta[n_dishes] = tail * stick
                     tail *= 1.0 - stick

@@ -104,20 +104,15 @@ class GroupedData:
 
 @dataclass
 class SliceState:
-    """Everything the sampler keeps between sweeps.
+    """Everything the sampler keeps between sweeps: the seating. Sticks, slices and atoms are
+    redrawn from their conditionals within every sweep before they are used.
 
     ``table_dish[j, t]`` is -1 for empty tables (their dishes are integrated out, see the module
-    docstring); tables ``t < n_tables[j]`` have instantiated sticks ``table_weight``.
+    docstring).
     """
 
     table_of: np.ndarray  # (N,)
     table_dish: np.ndarray  # (J, table cap)
-    table_weight: np.ndarray  # (J, table cap)
-    n_tables: np.ndarray  # (J,)
-
-    def copy(self):
-        return SliceState(self.table_of.copy(), self.table_dish.copy(), self.table_weight.copy(),
-                          self.n_tables.copy())
 
     def dish_of(self, data):
         """The dish of every observation."""
@@ -346,15 +341,15 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True, inform
             lowest = slices[empty].min()
             sticks.extend_until(lambda s: s.tail < lowest)
             loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
+        # the kernel keeps the counts and forgets the dishes of tables it empties
         counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
         data.kernels.customer_step_informed(
             data.group_ptr, data.rows, loglik, state.table_dish, weights, n_tables, table_slice,
             slices, sticks.array, counts, rng.random(data.n_observations), state.table_of)
-    else:
-        data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
-                                   n_tables, table_slice, rng.random(data.n_observations),
-                                   state.table_of)
-    state.table_weight, state.n_tables = weights, n_tables
+        return counts
+    data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+                               n_tables, table_slice, rng.random(data.n_observations),
+                               state.table_of)
     counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
     state.table_dish[counts == 0] = -1
     return counts
@@ -434,4 +429,4 @@ def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
             rng.random((data.n_observations, 2)), min(data.n_observations, 10_000))
     width = max(table_dish.shape[1], table_cap or 0)
     table_dish = _grow(table_dish, width, -1)
-    return SliceState(table_of, table_dish, np.zeros((J, width)), np.zeros(J, dtype=np.int64))
+    return SliceState(table_of, table_dish)

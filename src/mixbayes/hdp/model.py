@@ -327,10 +327,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         check_is_fitted(self, "labels_")
         if self.kernel != "categorical":
             raise ValueError("top_words is for the categorical kernel.")
-        scores = self.components_
-        if by == "lift":
-            scores = scores / np.maximum(self.term_frequency_, 1e-300)
-        return top_terms(scores, vocabulary, n, by)
+        return top_terms(self.components_, vocabulary, n, by, self.term_frequency_)
 
     def fit_predict(self, X, y=None, groups=None, callback=None):
         """Fit and return ``group_labels_`` for counts (one label per document), ``labels_``

@@ -245,10 +245,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         list of lists of str, one list per cluster
         """
         check_is_fitted(self)
-        scores = self.components_
-        if by == "lift":
-            scores = scores / (self.weights_ @ self.components_)
-        return top_terms(scores, vocabulary, n, by)
+        return top_terms(self.components_, vocabulary, n, by, self.weights_ @ self.components_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -320,11 +320,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         list of lists of str, one per topic
         """
         check_is_fitted(self, "topics_")
-        scores = self.topics_
-        if by == "lift":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                scores = np.where(self.term_frequency_ > 0, scores / self.term_frequency_, 0.0)
-        return top_terms(scores, vocabulary, n, by)
+        return top_terms(self.topics_, vocabulary, n, by, self.term_frequency_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
