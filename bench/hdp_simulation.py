@@ -2,11 +2,13 @@
 
 Data from ``make_hdp_data`` with γ0 = 3, α0 = 1, α_w = 1/W, J = W ∈ {10, 20, 50} groups and
 words, n ∈ {30, 100, 300} observations per group; our sampler from its default start (one pass
-of the Chinese restaurant franchise) with its default moves, and — for comparison with the
-document's runs — the document's updates alone from the all-ones start. Prints NMI at sweeps
+of the Chinese restaurant franchise) with its default moves and without the collapsed Gibbs pass
+(label moves only), and — for comparison with the document's runs — the document's updates
+alone from the all-ones start. Prints NMI at sweeps
 1, 10, 20, 60 and the last, mean over seeds, and draws one panel per (J, n).
 
 Run:  python bench/hdp_simulation.py [--sweeps 60] [--seeds 3] [--figure docs/hdp_simulation.png]
+      python bench/hdp_simulation.py --posterior-level   (the level chains started at the truth hold)
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 import mixbayes as mb
 
-RUNS = {"ours (CRF start, label moves)": dict(init="crf", moves="labels"),
+RUNS = {"ours (CRF start, default moves)": dict(init="crf", moves="crf"),
+        "ours without the collapsed pass": dict(init="crf", moves="labels"),
         "document's updates, all-ones start": dict(init="ones", moves="none")}
 
 
@@ -32,13 +35,43 @@ def nmi_per_sweep(J, n, seed, sweeps, **options):
     return np.asarray(scores)
 
 
+def posterior_level(J, n, seed, sweeps):
+    """Mean NMI of a chain started at the true seating (one table per true table), over its
+    sweeps after the first third: where the posterior itself sits, the level a plateau can
+    reach."""
+    from mixbayes.hdp import _sampler
+
+    corpus, truth = mb.datasets.make_hdp_data(J, n, n_words=J, random_state=seed)
+    data = mb.HDPMixture()._grouped_tokens(corpus.counts, None)[0]
+    table_of = np.empty(data.n_observations, dtype=np.int64)
+    table_dish = np.full((data.n_groups, n), -1, dtype=np.int64)
+    for j in range(data.n_groups):
+        span = slice(data.group_ptr[j], data.group_ptr[j + 1])
+        tables, table_of[span] = np.unique(truth.tables[span], return_inverse=True)
+        table_dish[j, table_of[span]] = truth.labels[span]
+    state = _sampler.SliceState(table_of, table_dish)
+    rng = np.random.default_rng(seed)
+    scores = []
+    for _ in range(sweeps):
+        _sampler.sweep(data, state, 3.0, 1.0, rng)
+        scores.append(mb.metrics.nmi(truth.labels, state.dish_of(data)))
+    return float(np.mean(scores[sweeps // 3:]))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sweeps", type=int, default=60)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--figure", default=None)
     parser.add_argument("--write", default=None, help="markdown file for the table")
+    parser.add_argument("--posterior-level", action="store_true",
+                        help="only: NMI of chains started at the truth (J = W = 20, n = 100)")
     args = parser.parse_args()
+    if args.posterior_level:
+        levels = [posterior_level(20, 100, seed, 300) for seed in range(args.seeds)]
+        print("J=W=20 n=100, chains from the true seating, mean NMI over sweeps 101-300: "
+              + " ".join(f"{v:.3f}" for v in levels) + f"  (mean {np.mean(levels):.3f})")
+        return
     sizes, lengths = (10, 20, 50), (30, 100, 300)
     curves, rows = {}, []
     for J in sizes:

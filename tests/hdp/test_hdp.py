@@ -6,13 +6,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from scipy.special import gammaln
 from scipy.stats import chi2
 
 import mixbayes as mb
-from mixbayes.hdp import _kernels, _sampler
+from mixbayes.hdp import _kernels, _moves, _sampler
 
 sys.path.insert(0, os.path.dirname(__file__))
-from exact import canonical, exact_partition_posterior  # noqa: E402
+from exact import canonical, exact_partition_posterior, set_partitions  # noqa: E402
 
 # Every statistical test here fails by chance with probability 1e-3 at most (chi-square tests at
 # p < 1e-3; z-tests at |z| > 3.3), a false-alarm budget of about 1% for the whole file.
@@ -47,8 +48,9 @@ def _chi_square_p(exact, frequencies, n):
 
 # ------------------------------------------------------------------ exactness
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
-@pytest.mark.parametrize("moves", [(False, False, False), (True, True, True), (False, True, True)],
-                         ids=["plain", "moves", "default"])
+@pytest.mark.parametrize("moves", [(False, False, False, False), (True, True, True, True),
+                                   (False, True, True, False), (False, True, True, True)],
+                         ids=["plain", "all", "labels", "crf"])
 def test_partition_frequencies_match_enumeration(kernel, moves):
     """Thinned draws (every 5th sweep, so nearly independent) of the partition of the
     observations into dishes against the exact posterior over all 52 partitions."""
@@ -61,16 +63,17 @@ def test_partition_frequencies_match_enumeration(kernel, moves):
     frequencies, n, thin = Counter(), 3000, 5
     for sweep in range(100 + n * thin):
         _sampler.sweep(data, state, gamma0, alpha0, rng, collapsed=moves[0], relabel=moves[1],
-                       informed=moves[2])
+                       informed=moves[2], crf=moves[3])
         if sweep >= 100 and (sweep - 100) % thin == 0:
             frequencies[canonical(state.dish_of(data))] += 1
     assert _chi_square_p(exact, frequencies, n) > P_FLOOR
 
 
 def test_labels_follow_the_stick_breaking_posterior():
-    """Labels, not only partitions: with both label moves on, the table and dish label of the
-    first customer match the exact labelled posterior (a left-to-right swap pass that never
-    proposed moving the last label right failed this, while passing the partition test)."""
+    """Labels, not only partitions: with the default moves (the collapsed pass renumbers tables
+    and dishes, the label redraw follows), the table and dish label of the first customer match
+    the exact labelled posterior (an earlier left-to-right label swap pass failed this while
+    passing the partition test)."""
     import itertools
 
     from scipy.special import betaln
@@ -112,27 +115,37 @@ def test_labels_follow_the_stick_breaking_posterior():
             assert abs(counts[label] / n - exact[label]) < Z_CEILING * se
 
 
-def test_swap_pass_targets_the_label_distribution():
+def test_stick_labels_follow_their_conditional_given_the_partition():
+    """Blocks of sizes 3, 1, 2 (and two empty old labels): the redrawn labels against the exact
+    labelled probability prod_k B(1 + n_k, c + n_>k) / B(1, c) of every placement within the
+    first 9 slots (the rest pooled), divided by the partition's probability
+    c^K Gamma(c) / Gamma(c + M) prod_b Gamma(n_b)."""
     import itertools
 
-    from scipy.special import betaln
+    from scipy.special import betaln, gammaln
 
-    sizes, c = np.array([3, 0, 1, 2, 0]), 1.0
+    sizes, c, L = np.array([3, 0, 1, 2, 0]), 1.5, 9
+    blocks = np.flatnonzero(sizes)
 
-    def log_p(s):
-        after = np.concatenate([np.cumsum(s[::-1])[::-1][1:], [0]])
-        return sum(betaln(1 + a, c + b) for a, b in zip(s, after))
+    def log_p(slots):
+        n = np.zeros(max(slots) + 1)
+        n[list(slots)] = sizes[blocks]
+        after = np.concatenate([np.cumsum(n[::-1])[::-1][1:], [0]])
+        return sum(betaln(1 + a, c + b) - betaln(1, c) for a, b in zip(n, after)) - log_partition
 
-    states = sorted(set(itertools.permutations(sizes)))
-    p = np.exp([log_p(np.array(s)) for s in states])
-    p /= p.sum()
+    log_partition = (len(blocks) * np.log(c) + gammaln(c) - gammaln(c + sizes.sum())
+                     + gammaln(sizes[blocks]).sum())
+    exact = {s: np.exp(log_p(s)) for s in itertools.permutations(range(L), len(blocks))}
+    exact["rest"] = 1.0 - sum(exact.values())
+    assert 0 < exact["rest"] < 0.05
     rng = np.random.default_rng(0)
-    current, counts, n = sizes.copy(), Counter(), 20000
+    frequencies, n = Counter(), 20000
     for _ in range(n):
-        current = current[_kernels.swap_pass(current, c, rng.random(current.size))]
-        counts[tuple(current)] += 1
-    statistic = sum((counts[s] - n * q) ** 2 / (n * q) for s, q in zip(states, p))
-    assert chi2.sf(statistic, len(states) - 1) > P_FLOOR
+        new_label, span = _moves.stick_labels(sizes, c, rng.random(2 * sizes.size))
+        assert span == new_label.max() + 1 and (new_label[sizes == 0] == -1).all()
+        key = tuple(new_label[blocks])
+        frequencies[key if key in exact else "rest"] += 1
+    assert _chi_square_p(exact, frequencies, n) > P_FLOOR
 
 
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])

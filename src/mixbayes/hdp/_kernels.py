@@ -20,27 +20,34 @@ from numba import njit, prange
 
 
 @njit(cache=True, inline="always")
+def _draw_from_weights(weights, count, uniform):
+    """Index ``< count`` drawn with probabilities proportional to ``weights[:count]`` (>= 0)."""
+    total = 0.0
+    for c in range(count):
+        total += weights[c]
+    target = uniform * total
+    running = 0.0
+    for c in range(count):
+        running += weights[c]
+        if target < running:
+            return c
+    for c in range(count - 1, -1, -1):  # rounding left the target at the very top
+        if weights[c] > 0.0:
+            return c
+    return count - 1
+
+
+@njit(cache=True, inline="always")
 def _draw_from_logs(logs, count, uniform):
-    """Index ``< count`` drawn with probabilities proportional to ``exp(logs[:count])``."""
+    """Index ``< count`` drawn with probabilities proportional to ``exp(logs[:count])``
+    (``logs`` is overwritten with the scaled weights)."""
     top = -np.inf
     for c in range(count):
         if logs[c] > top:
             top = logs[c]
-    total = 0.0
     for c in range(count):
         logs[c] = math.exp(logs[c] - top)
-        total += logs[c]
-    target = uniform * total
-    running = 0.0
-    for c in range(count):
-        running += logs[c]
-        if target < running:
-            return c
-    # rounding left the target at the very top: the last candidate with positive weight
-    for c in range(count - 1, -1, -1):
-        if logs[c] > 0.0:
-            return c
-    return count - 1
+    return _draw_from_weights(logs, count, uniform)
 
 
 def _table_counts(group_ptr, table_of, n_table_slots):
@@ -139,7 +146,6 @@ class GroupKernels(NamedTuple):
     table_counts: object
     dish_step: object
     customer_step: object
-    swap_tables: object
     customer_step_informed: object
 
 
@@ -147,9 +153,9 @@ def group_kernels(n_observations):
     """The group loops, serial or parallel as suits a problem of this size."""
     if n_observations < _SERIAL_BELOW:
         return GroupKernels(table_counts_serial, dish_step_serial, customer_step_serial,
-                            swap_tables_serial, customer_step_informed_serial)
+                            customer_step_informed_serial)
     return GroupKernels(table_counts_parallel, dish_step_parallel, customer_step_parallel,
-                        swap_tables_parallel, customer_step_informed_parallel)
+                        customer_step_informed_parallel)
 
 
 @njit(cache=True, inline="always")
@@ -377,71 +383,9 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
     return beta, stats, n_dishes, tail
 
 
-@njit(cache=True, inline="always")
-def _log_stick_integral(size, after, concentration):
-    r""":math:`\log B(1 + n, c + n_>)`: one Beta(1, c) stick integrated against its counts."""
-    return (math.lgamma(1.0 + size) + math.lgamma(concentration + after)
-            - math.lgamma(1.0 + concentration + size + after))
-
-
-@njit(cache=True)
-def swap_pass(sizes, concentration, uniforms):
-    r"""Metropolis swaps of adjacent labels of a stick-breaking assignment, sticks integrated out.
-
-    With :math:`n_k` items at label k, :math:`p(\text{labels}) = \prod_k B(1 + n_k, c + n_{>k})
-    / B(1, c)`; the likelihood does not see labels, so swapping labels k and k+1 is accepted with
-    the ratio of the two products (only factors k and k+1 change). The pass runs from the right,
-    k = K-2, ..., 0, with ``sizes`` ending in an empty label: every pair further right holds two
-    empty labels, so this is the state-independent pass over k = ..., 2, 1, 0 (proposing the
-    pairs only up to the last occupied label, left to right, would let items move left but never
-    right past it, which biases the labels). A large group can travel all the way left in one
-    pass. Returns ``order``: the old label now at each position.
-    """
-    K = sizes.shape[0]
-    order = np.arange(K)
-    n = sizes.astype(np.float64).copy()
-    beyond = 0.0  # items at positions k + 2, ... (final once the pass is left of them)
-    for k in range(K - 2, -1, -1):
-        after_next = beyond
-        after = n[k + 1] + beyond
-        before = (_log_stick_integral(n[k], after, concentration)
-                  + _log_stick_integral(n[k + 1], after_next, concentration))
-        proposed = (_log_stick_integral(n[k + 1], n[k] + beyond, concentration)
-                    + _log_stick_integral(n[k], after_next, concentration))
-        if math.log(uniforms[k]) < proposed - before:
-            n[k], n[k + 1] = n[k + 1], n[k]
-            order[k], order[k + 1] = order[k + 1], order[k]
-        beyond += n[k + 1]
-    return order
-
-
-def _swap_tables(group_ptr, table_of, table_dish, counts, concentration, uniforms):
-    """:func:`swap_pass` over every group's tables, relabelling customers and table dishes in
-    place."""
-    J = group_ptr.shape[0] - 1
-    for j in prange(J):
-        # pairs past the first empty label after the last occupied one hold two empty labels
-        # (identity swaps): the pass over labels 0..last+1 is the whole pass
-        width = 0
-        for t in range(counts.shape[1]):
-            if counts[j, t] > 0:
-                width = t + 2
-        width = min(width, counts.shape[1])
-        order = swap_pass(counts[j, :width], concentration, uniforms[j, :width])
-        new_label = np.empty(width, dtype=np.int64)
-        dishes = table_dish[j, :width].copy()
-        for position in range(width):
-            new_label[order[position]] = position
-            table_dish[j, position] = dishes[order[position]]
-        for i in range(group_ptr[j], group_ptr[j + 1]):
-            table_of[i] = new_label[table_of[i]]
-
-
-swap_tables_parallel, swap_tables_serial = _both(_swap_tables)
-
-
-def _customer_step_informed(group_ptr, row_of, loglik, table_dish, table_weight, n_tables,
-                            table_slice, dish_slice, beta, counts, uniforms, table_of):
+def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, table_weight,
+                            n_tables, table_slice, dish_slice, sorted_beta, by_weight, counts,
+                            uniforms, table_of):
     r"""Every customer's table, one customer after another within a group, with the dishes of
     empty tables integrated out; in place in ``table_of``, ``table_dish`` and ``counts``.
 
@@ -456,16 +400,33 @@ def _customer_step_informed(group_ptr, row_of, loglik, table_dish, table_weight,
         1\{v_t \le \beta_k\} f_k(y_i) / N(v_t) & t \text{ empty}, \end{cases}
 
     the exact conditional of the pair: an empty table's dish, integrated out, contributes
-    :math:`N(v_t) = \#\{k: \beta_k \ge v_t\}` to the joint density while nobody sits there. Unlike drawing empty tables' dishes blindly from
-    :math:`\beta`, a customer can open a table at whichever reachable dish fits it.
+    :math:`N(v_t) = \#\{k: \beta_k \ge v_t\}` to the joint density while nobody sits there.
+    Unlike drawing empty tables' dishes blindly from :math:`\beta`, a customer can open a table
+    at whichever reachable dish fits it.
+
+    The dishes above :math:`v_t` (``dish_slice[j, t]``) are the first :math:`N(v_t)` of
+    ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``), and the weights are ``likelihood`` :math:`= f_k(y)` scaled by
+    the largest of its row (no exponential per candidate); a customer whose candidates all
+    underflow there is drawn again from ``loglik``.
     """
     J = group_ptr.shape[0] - 1
-    K = beta.shape[0]
+    K = by_weight.shape[0]
     for j in prange(J):
         T = n_tables[j]
-        logs = np.empty(T * (K + 1))
+        weights = np.empty(T * (K + 1))
         tables = np.empty(T * (K + 1), dtype=np.int64)
         dishes = np.empty(T * (K + 1), dtype=np.int64)
+        reach = np.empty(T, dtype=np.int64)
+        for t in range(T):
+            # N(v_t) by bisection: sorted_beta[:N] >= v_t > sorted_beta[N:]
+            low, high = 0, K
+            while low < high:
+                middle = (low + high) // 2
+                if sorted_beta[middle] >= dish_slice[j, t]:
+                    low = middle + 1
+                else:
+                    high = middle
+            reach[t] = low
         for i in range(group_ptr[j], group_ptr[j + 1]):
             r = row_of[i]
             old = table_of[i]
@@ -477,24 +438,31 @@ def _customer_step_informed(group_ptr, row_of, loglik, table_dish, table_weight,
                 if table_weight[j, t] < table_slice[i]:
                     continue
                 if table_dish[j, t] >= 0:
-                    logs[count] = loglik[r, table_dish[j, t]]
+                    weights[count] = likelihood[r, table_dish[j, t]]
                     tables[count] = t
                     dishes[count] = table_dish[j, t]
                     count += 1
-                else:
+                elif reach[t] > 0:
                     # the empty table's integrated dish contributes N(v_t), the number of dishes
                     # above its slice, to every other choice: divide it out here
-                    first = count
-                    for k in range(K):
-                        if beta[k] >= dish_slice[j, t]:
-                            logs[count] = loglik[r, k]
-                            tables[count] = t
-                            dishes[count] = k
-                            count += 1
-                    penalty = math.log(count - first)
-                    for c in range(first, count):
-                        logs[c] -= penalty
-            c = _draw_from_logs(logs, count, uniforms[i])
+                    share = 1.0 / reach[t]
+                    for q in range(reach[t]):
+                        k = by_weight[q]
+                        weights[count] = likelihood[r, k] * share
+                        tables[count] = t
+                        dishes[count] = k
+                        count += 1
+            total = 0.0
+            for c in range(count):
+                total += weights[c]
+            if total > 0.0:
+                c = _draw_from_weights(weights, count, uniforms[i])
+            else:
+                for c in range(count):
+                    t = tables[c]
+                    share = 1.0 if table_dish[j, t] >= 0 else 1.0 / reach[t]
+                    weights[c] = loglik[r, dishes[c]] + math.log(share)
+                c = _draw_from_logs(weights, count, uniforms[i])
             t = tables[c]
             table_dish[j, t] = dishes[c]
             counts[j, t] += 1

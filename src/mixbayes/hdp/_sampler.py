@@ -35,11 +35,13 @@ after the step. The result does not depend on any cap.
 Auxiliary moves (exact; the estimator's ``moves``). Between sweeps the state is just the
 seating (tables and their dishes): every stick, slice and atom is redrawn from its conditional
 before it is used, so any kernel that keeps the posterior of the seating may be interleaved.
-``relabel``: Metropolis swaps of adjacent labels with the sticks integrated out
-(:func:`~mixbayes.hdp._kernels.swap_pass`). ``informed``: step 5 with the empty tables' dishes
+``crf``: the franchise's collapsed Gibbs pass over every customer, sticks and atoms integrated
+out (:func:`~mixbayes.hdp._moves.crf_gibbs_pass`). ``relabel``: the dish labels and every
+group's table labels redrawn from their exact conditional given the partitions
+(:func:`~mixbayes.hdp._moves.stick_labels`). ``informed``: step 5 with the empty tables' dishes
 integrated out, each keeping only its dish slice, so that a customer who opens a table chooses
-its dish by likelihood among those above the slice. ``collapsed``: every occupied table's dish redrawn
-given :math:`\beta` with the atoms integrated out and no slice
+its dish by likelihood among those above the slice. ``collapsed``: every occupied table's dish
+redrawn given :math:`\beta` with the atoms integrated out and no slice
 (:func:`~mixbayes.hdp._kernels.collapsed_dish_step`).
 
 Caps. Sticks live in arrays that grow (by half) whenever the slices need more; the extension
@@ -55,7 +57,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import gammaln
 
-from . import _kernels
+from . import _kernels, _moves
 
 CATEGORICAL, GAUSSIAN = 0, 1
 
@@ -210,7 +212,7 @@ def dish_statistics(data, dish_of, rows):
     if data.kernel == CATEGORICAL:
         W = data.n_words
         stats = np.zeros((rows, W + 1))
-        np.add.at(stats, (dish_of, data.rows), 1.0)
+        stats[:, :W] = np.bincount(dish_of * W + data.rows, minlength=rows * W).reshape(rows, W)
     else:
         d = data.points.shape[1]
         stats = np.zeros((rows, d + 1))
@@ -236,33 +238,48 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     return padded[:K].copy(), tail
 
 
-def _swap_labels(data, state, counts, gamma0, alpha0, rng):
-    """The label moves: one pass of adjacent swaps over the dish labels and over every group's
-    table labels (:func:`~mixbayes.hdp._kernels.swap_pass`)."""
-    # one empty label past the last occupied one on both levels (see swap_pass)
-    m = np.concatenate([np.bincount(state.table_dish[counts > 0]), [0]])
-    order = _kernels.swap_pass(m, gamma0, rng.random(m.size))
-    new_label = np.empty(m.size, dtype=np.int64)
-    new_label[order] = np.arange(m.size)
+def _crf_pass(data, state, gamma0, alpha0, rng):
+    """The franchise's collapsed Gibbs pass over every customer
+    (:func:`~mixbayes.hdp._moves.crf_gibbs_pass`), dish labels compacted first (the pass
+    weighs every label)."""
     occupied = state.table_dish >= 0
-    state.table_dish[occupied] = new_label[state.table_dish[occupied]]
-    if counts[:, -1].any():
-        width = counts.shape[1] + 1
-        counts = _grow(counts, width, 0)
-        state.table_dish = _grow(state.table_dish, width, -1)
+    state.table_dish[occupied] = compact(state.table_dish[occupied])
+    stats = dish_statistics(data, state.dish_of(data), int(state.table_dish.max()) + 2)
+    mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
+    state.table_dish = _moves.crf_gibbs_pass(
+        data.kernel, data.group_ptr, state.table_of, data.rows, data.points, mean,
+        data.predictive_settings(), state.table_dish, stats, gamma0, alpha0,
+        int(rng.integers(2**31 - 1)))
+
+
+def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
+    """Dish labels and every group's table labels redrawn from their exact conditional given
+    the partitions (:func:`~mixbayes.hdp._moves.stick_labels`), in place in ``state``."""
     occupied = counts > 0
-    last = np.where(occupied.any(axis=1), counts.shape[1] - np.argmax(occupied[:, ::-1], axis=1),
-                    0)
-    read = np.arange(counts.shape[1])[None, :] < np.minimum(last + 1, counts.shape[1])[:, None]
-    data.kernels.swap_tables(data.group_ptr, state.table_of, state.table_dish, counts, alpha0,
-                             _uniforms_at(read, rng))
+    m = np.bincount(state.table_dish[occupied])
+    new_dish, _ = _moves.stick_labels(m, gamma0, rng.random(2 * m.size))
+    state.table_dish[occupied] = new_dish[state.table_dish[occupied]]
+    J, width = counts.shape
+    relabel, apply = ((_moves.relabel_tables_serial, _moves.apply_table_labels_serial)
+                      if data.n_observations < _kernels._SERIAL_BELOW else
+                      (_moves.relabel_tables_parallel, _moves.apply_table_labels_parallel))
+    new_table = np.empty((J, width), dtype=np.int64)
+    spans = np.zeros(J, dtype=np.int64)
+    relabel(data.group_ptr, state.table_of, counts, alpha0, rng.random((J, 2 * width)),
+            new_table, spans)
+    relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
+    apply(data.group_ptr, state.table_of, state.table_dish, new_table, relabelled)
+    state.table_dish = relabelled
 
 
-def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True, informed=True):
-    """One sweep of the exact slice sampler (module docstring), in place in ``state``.
+def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, informed=True,
+          crf=True):
+    """One sweep of the exact slice sampler (module docstring), in place in ``state``; the
+    defaults are the estimator's default moves.
 
-    ``relabel`` starts it with the label moves (:func:`_swap_labels`), ``collapsed`` adds the
-    collapsed dish move after the dish sticks, ``informed`` integrates the empty tables' dishes
+    ``crf`` opens it with the franchise's collapsed Gibbs pass (:func:`_crf_pass`), then
+    ``relabel`` redraws the labels (:func:`_redraw_labels`; always after ``crf``), ``collapsed``
+    adds the collapsed dish move after the dish sticks, ``informed`` integrates the empty tables' dishes
     out of the customer step (:func:`~mixbayes.hdp._kernels._customer_step_informed`) instead
     of drawing them from beta beforehand."""
     J = data.n_groups
@@ -272,8 +289,12 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True, inform
     counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
     occupied = counts > 0
     state.table_dish[~occupied] = -1
-    if relabel:
-        _swap_labels(data, state, counts, gamma0, alpha0, rng)
+    if crf:
+        _crf_pass(data, state, gamma0, alpha0, rng)
+        counts = data.kernels.table_counts(data.group_ptr, state.table_of,
+                                           state.table_dish.shape[1])
+    if relabel or crf:  # the collapsed pass renumbers tables and dishes: labels must follow
+        _redraw_labels(data, state, counts, gamma0, alpha0, rng)
         slots = state.table_dish.shape[1]
         counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
         occupied = counts > 0
@@ -343,9 +364,13 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=True, relabel=True, inform
             loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
         counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
+        beta = sticks.array
+        by_weight = np.argsort(-beta, kind="stable")
+        likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
         data.kernels.customer_step_informed(
-            data.group_ptr, data.rows, loglik, state.table_dish, weights, n_tables, table_slice,
-            slices, sticks.array, counts, rng.random(data.n_observations), state.table_of)
+            data.group_ptr, data.rows, likelihood, loglik, state.table_dish, weights, n_tables,
+            table_slice, slices, beta[by_weight], by_weight, counts,
+            rng.random(data.n_observations), state.table_of)
         return counts
     data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
                                n_tables, table_slice, rng.random(data.n_observations),

@@ -1,0 +1,314 @@
+r"""Exact auxiliary moves of the HDP sampler on the seating, sticks and atoms integrated out.
+
+Between sweeps the sampler's state is the labelled seating: every customer's table label, every
+occupied table's dish label. Its posterior factorises as
+
+.. math::
+
+    \pi(\text{labels}, \text{partition} \mid y) = \pi(\text{partition} \mid y)\,
+    p(\text{labels} \mid \text{partition}),
+
+because neither the likelihood (atoms are exchangeable) nor the franchise's partition
+probability sees labels. Two moves use this.
+
+Labels (:func:`stick_labels`). With the sticks :math:`x_k \sim \mathrm{Beta}(1, c)` integrated
+out, labels :math:`z` of items with :math:`n_k` items at label k have probability
+:math:`\prod_k B(1 + n_k, c + n_{>k}) / B(1, c)`. Given only the partition into blocks, the
+labels follow by filling label slots 0, 1, 2, ... in turn: with :math:`M` items in blocks not
+yet placed, the next slot holds block b with probability :math:`n_b / (M + c)` and stays empty
+with probability :math:`c / (M + c)` (the ratio of the block's stick integral to the partition
+probability of the blocks left, by the exchangeable partition formula). So the labels are
+redrawn exactly, from scratch: a size-biased order of the blocks with geometric runs of empty
+labels between them - big clusters on early sticks, where the slices find them cheaply.
+
+Customers reseated by the franchise's collapsed Gibbs sampler (:func:`crf_gibbs_pass`, Teh et
+al. 2006): sticks and atoms integrated out, every customer chooses among all the tables of its
+group and, for a new table, among all dishes, weighted by how well each fits. The slice steps
+offer a customer only the tables and dishes above its slice variables (in a typical sweep most
+customers see their own table and few others); this pass is what lets whole topics reorganise
+in a few sweeps. It is serial (every dish's statistics change as customers move), so a sweep
+with it costs about twice a slice sweep on small corpora. It moves the partition; the label
+redraw after it restores the labelled posterior.
+
+A sequentially allocated split-merge of dishes (Dahl 2005) was built and passed the same
+enumeration tests, but did not raise NMI per sweep or per second on the document's simulation,
+dblp3 or a Gaussian example, so it is not part of the sampler.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._kernels import _add_to_stats, _both, _draw_from_weights, _predictive_log, _remove_from_stats
+
+
+@njit(cache=True)
+def stick_labels(sizes, concentration, uniforms):
+    r"""New labels of blocks with ``sizes`` (items per old label, zero for empty labels), drawn
+    from their exact conditional given the partition (module docstring).
+
+    ``uniforms`` holds two per old label. Returns ``new_label`` (old label -> new label, -1 for
+    empty old labels) and the number of label slots the new labels span.
+    """
+    L = sizes.shape[0]
+    new_label = np.full(L, -1, dtype=np.int64)
+    remaining = 0.0
+    n_blocks = 0
+    for b in range(L):
+        if sizes[b] > 0:
+            remaining += sizes[b]
+            n_blocks += 1
+    slot = 0
+    u = 0
+    for _ in range(n_blocks):
+        # empty slots before the next block: each is empty with probability c / (M + c)
+        log_empty = math.log(concentration / (remaining + concentration))
+        slot += int(math.floor(math.log1p(-uniforms[u]) / log_empty))
+        target = uniforms[u + 1] * remaining
+        u += 2
+        running = 0.0
+        chosen = -1
+        for b in range(L):
+            if sizes[b] > 0 and new_label[b] < 0:
+                chosen = b
+                running += sizes[b]
+                if target < running:
+                    break
+        new_label[chosen] = slot
+        remaining -= sizes[chosen]
+        slot += 1
+    return new_label, slot
+
+
+def _relabel_tables(group_ptr, table_of, counts, concentration, uniforms, new_label, spans):
+    """:func:`stick_labels` for every group's tables: new labels into ``new_label`` (J, width)
+    and each group's span into ``spans``."""
+    J = group_ptr.shape[0] - 1
+    for j in prange(J):
+        labels, span = stick_labels(counts[j], concentration, uniforms[j])
+        new_label[j] = labels
+        spans[j] = span
+
+
+def _apply_table_labels(group_ptr, table_of, table_dish, new_label, relabelled_dish):
+    """Move customers and dishes to the new table labels (``relabelled_dish`` is the output
+    table-dish array, filled with -1)."""
+    J = group_ptr.shape[0] - 1
+    for j in prange(J):
+        for t in range(new_label.shape[1]):
+            if new_label[j, t] >= 0:
+                relabelled_dish[j, new_label[j, t]] = table_dish[j, t]
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            table_of[i] = new_label[j, table_of[i]]
+
+
+relabel_tables_parallel, relabel_tables_serial = _both(_relabel_tables)
+apply_table_labels_parallel, apply_table_labels_serial = _both(_apply_table_labels)
+
+
+@njit(cache=True, inline="always")
+def _sum(values, count):
+    """``values[:count].sum()`` in four interleaved partial sums (a single running sum is a
+    chain of dependent additions, the slowest part of a short loop)."""
+    s0 = s1 = s2 = s3 = 0.0
+    head = count - count % 4
+    for c in range(0, head, 4):
+        s0 += values[c]
+        s1 += values[c + 1]
+        s2 += values[c + 2]
+        s3 += values[c + 3]
+    for c in range(head, count):
+        s0 += values[c]
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True)
+def _grow_columns(array, columns):
+    grown = np.zeros((array.shape[0], columns))
+    grown[:, : array.shape[1]] = array
+    return grown
+
+
+@njit(cache=True)
+def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, settings,
+                   table_dish, stats, gamma0, alpha0, seed):
+    r"""One pass of the franchise's collapsed Gibbs sampler over every customer (sticks and atoms
+    integrated out): customer i of group j leaves its table, then sits at occupied table t with
+    probability :math:`\propto n_{jt}\, p_{k_{jt}}(y_i)`, or at a new table with probability
+    :math:`\propto \alpha_0 \bigl(\sum_k m_k p_k(y_i) + \gamma_0 p_\text{new}(y_i)\bigr) /
+    (m_\cdot + \gamma_0)`, whose dish is then drawn in proportion to those terms (:math:`p_k`
+    the predictive of dish k given its other customers).
+
+    Categorical tokens use the weights themselves, :math:`p_k(w) = (c_{kw} + a)/(c_k + Wa)`,
+    from word-major counts (one contiguous row per word) and reciprocal denominators kept up to
+    date: no logarithm per candidate. Gaussian points go through logarithms.
+    ``stats`` holds the statistics of dish labels ``0..L-1`` in rows (one more row, zero, for
+    the empty dish). Tables are renumbered 0, 1, ... within every group and new dishes take free
+    labels (the label redraw that follows sets both exactly). Returns the new ``table_dish``.
+    """
+    np.random.seed(seed)
+    J = group_ptr.shape[0] - 1
+    width = table_dish.shape[1]
+    categorical = kernel == 0
+    W = stats.shape[1] - 1
+    a = settings[0]
+    n_labels = stats.shape[0] - 1
+    m = np.zeros(n_labels + 1)
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                m[table_dish[j, t]] += 1.0
+    total_tables = m.sum()
+    if categorical:
+        word_major = np.ascontiguousarray(stats[:, :W].T)  # (W, labels + 1)
+        inverse = np.empty(n_labels + 1)
+        for d in range(n_labels + 1):
+            inverse[d] = 1.0 / (stats[d, W] + W * a)
+        totals = stats[:, W].copy()
+    else:
+        word_major = np.zeros((1, 1))
+        inverse = np.zeros(1)
+        totals = np.zeros(1)
+    dish_weights = np.empty(n_labels + 1)
+    out_ptr = np.zeros(J + 1, dtype=np.int64)
+    out_dish = np.empty(row_of.shape[0] + J * width, dtype=np.int64)
+    # scratch for the largest group, reused (a group of n customers uses at most width + n slots)
+    largest = 0
+    for j in range(J):
+        largest = max(largest, group_ptr[j + 1] - group_ptr[j])
+    count = np.zeros(width + largest)
+    dish = np.full(width + largest, -1, dtype=np.int64)
+    weights = np.empty(width + largest + 1)
+    new_slot = np.full(width + largest, -1, dtype=np.int64)
+    for j in range(J):
+        start, end = group_ptr[j], group_ptr[j + 1]
+        room = width + end - start
+        n_slots = 0
+        for t in range(width):
+            dish[t] = table_dish[j, t]
+        for i in range(start, end):
+            count[table_of[i]] += 1.0
+            n_slots = max(n_slots, table_of[i] + 1)
+        for i in range(start, end):
+            r = row_of[i]
+            t = table_of[i]
+            k = dish[t]
+            if categorical:
+                word_major[r, k] -= 1.0
+                totals[k] -= 1.0
+                inverse[k] = 1.0 / (totals[k] + W * a)
+            else:
+                _remove_from_stats(kernel, stats, k, i, r, points)
+            count[t] -= 1.0
+            if count[t] == 0.0:
+                m[k] -= 1.0
+                total_tables -= 1.0
+                dish[t] = -1
+                while n_slots > 0 and count[n_slots - 1] == 0.0:
+                    n_slots -= 1
+            # the dishes (for a new table) and the occupied tables
+            if categorical:
+                counts_of_word = word_major[r]
+                for d in range(n_labels):
+                    dish_weights[d] = m[d] * (counts_of_word[d] + a) * inverse[d]
+                dish_weights[n_labels] = gamma0 / W
+                for s in range(n_slots):
+                    d = dish[s]
+                    weights[s] = count[s] * (counts_of_word[d] + a) * inverse[d] if d >= 0 \
+                        else 0.0
+            else:
+                top = -np.inf
+                for d in range(n_labels + 1):
+                    if d == n_labels or m[d] > 0.0:
+                        dish_weights[d] = (math.log(gamma0 if d == n_labels else m[d])
+                                           + _predictive_log(kernel, stats, d, i, r, points,
+                                                             prior_mean, settings))
+                        top = max(top, dish_weights[d])
+                    else:
+                        dish_weights[d] = -np.inf
+                for s in range(n_slots):
+                    if dish[s] >= 0:
+                        weights[s] = math.log(count[s]) + _predictive_log(
+                            kernel, stats, dish[s], i, r, points, prior_mean, settings)
+                        top = max(top, weights[s])
+                    else:
+                        weights[s] = -np.inf
+                for d in range(n_labels + 1):
+                    dish_weights[d] = math.exp(dish_weights[d] - top)
+                for s in range(n_slots):
+                    weights[s] = math.exp(weights[s] - top)
+            mixture = _sum(dish_weights, n_labels + 1)
+            weights[n_slots] = alpha0 * mixture / (total_tables + gamma0)
+            c = _draw_from_weights(weights, n_slots + 1, np.random.random())
+            if c < n_slots:
+                t = c
+            else:
+                # a new table, at the first free slot, and its dish
+                t = 0
+                while count[t] > 0.0:
+                    t += 1
+                n_slots = max(n_slots, t + 1)
+                k = _draw_from_weights(dish_weights, n_labels + 1, np.random.random())
+                if k == n_labels:
+                    # a new dish: the first free label, growing the arrays when none is left
+                    k = -1
+                    for d in range(n_labels):
+                        if m[d] == 0.0:
+                            k = d
+                            break
+                    if k < 0:
+                        k = n_labels
+                        grown = 2 * n_labels + 2
+                        more = np.zeros((grown, stats.shape[1]))
+                        more[:n_labels] = stats[:n_labels]
+                        stats = more
+                        more_m = np.zeros(grown)
+                        more_m[:n_labels] = m[:n_labels]
+                        m = more_m
+                        if categorical:
+                            word_major = _grow_columns(word_major, grown)
+                            more_totals = np.zeros(grown)
+                            more_totals[:n_labels] = totals[:n_labels]
+                            totals = more_totals
+                            more_inverse = np.full(grown, 1.0 / (W * a))
+                            more_inverse[:n_labels] = inverse[:n_labels]
+                            inverse = more_inverse
+                        n_labels = grown - 1
+                        dish_weights = np.empty(grown)
+                    # a free label's statistics are already zero (its customers all left)
+                dish[t] = k
+                m[k] += 1.0
+                total_tables += 1.0
+            table_of[i] = t
+            count[t] += 1.0
+            k = dish[t]
+            if categorical:
+                word_major[r, k] += 1.0
+                totals[k] += 1.0
+                inverse[k] = 1.0 / (totals[k] + W * a)
+            else:
+                _add_to_stats(kernel, stats, k, i, r, points)
+        # renumber the group's tables 0, 1, ..., and leave the scratch clean
+        used = 0
+        for s in range(n_slots):
+            if count[s] > 0.0:
+                new_slot[s] = used
+                out_dish[out_ptr[j] + used] = dish[s]
+                used += 1
+        out_ptr[j + 1] = out_ptr[j] + used
+        for i in range(start, end):
+            table_of[i] = new_slot[table_of[i]]
+        for s in range(room):
+            count[s] = 0.0
+            dish[s] = -1
+    widest = 1
+    for j in range(J):
+        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
+    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
+    for j in range(J):
+        for s in range(out_ptr[j + 1] - out_ptr[j]):
+            new_dish[j, s] = out_dish[out_ptr[j] + s]
+    return new_dish
