@@ -27,13 +27,15 @@ RUNS = {"ours (CRF start, default moves)": dict(init="crf", moves="crf"),
 NOTES = """
 
 Notes. Goal (issue 5): a plateau within 20 sweeps, at least the published code's (J = W = 20,
-n = 100: 0.66 by sweep 60). By sweep 60 ours is at 0.71 there; it is not flat by sweep 20 (0.64)
-and keeps rising slowly, because the posterior sits higher than either: chains started at the
-true seating hold 0.76 on average (0.68-0.82 by seed; `python bench/hdp_simulation.py
---posterior-level`). The collapsed pass is the default's largest gain (0.57 -> 0.64 at sweep 20
-there, and a gain of 0.04-0.12 at sweep 60 in every panel). The document's updates alone
-from its all-ones start reach 0.20 by sweep 60 in our implementation of them; its reported 0.66
-came from code that is not exact (see the module docstring of `mixbayes/hdp/_sampler.py`)."""
+n = 100: 0.66 by sweep 60). There ours is at 0.66 by sweep 20 and 0.69 by sweep 60, still
+rising slowly towards the posterior's own level: chains started at the true seating hold 0.75 on
+average (0.68-0.80 by seed; `python bench/hdp_simulation.py --posterior-level`), so a flat curve
+at sweep 20 would mean a stuck chain. The collapsed pass is the default's largest gain where
+there are many groups (J = 20, 50: +0.04 to +0.13 at sweeps 20 and 60 in every panel); with
+J = W = 10 both settings level off at 0.54-0.59 by sweep 60. Between two random streams of the
+same code the 3-seed means move by about 0.03. The document's updates alone from its all-ones
+start reach 0.20 by sweep 60 in our implementation of them; its reported 0.66 came from code that
+is not exact (module docstring of `mixbayes/hdp/_sampler.py`)."""
 
 
 def nmi_per_sweep(J, n, seed, sweeps, **options):
