@@ -40,7 +40,7 @@ which is that same sampler in C++). Per sweep ours is about 2.2x tomotopy's on t
 10,000-document corpus (500,000 tokens; it varies 2.1-2.6x from run to run on this machine),
 and 10x on dblp3 (4,253 tokens), where fixed costs dominate a 0.6 ms C++ sweep: the numpy
 bookkeeping between the numba kernels alone is about 3 ms. So the per-sweep goal is not met;
-the NMI a sweep buys is what we optimised (sweep 100 on dblp3: 0.41, the document's own code
+the NMI a sweep buys is what we optimised (sweep 100 on dblp3: 0.39, the document's own code
 0.35-0.40; tomotopy 0.07). tomotopy's HDP collapses dblp3 onto 4-6 topics that do not follow the
 three subjects; gensim's online HDP keeps its 150-topic truncation (135 of them some document's
 heaviest)."""
