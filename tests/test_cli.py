@@ -137,3 +137,33 @@ def test_hdp_end_to_end(tmp_path):
     bad = _run("cluster", str(tmp_path / "data" / "counts.mtx"), "--model", "hdp", "-k", "3",
                cwd=tmp_path)
     assert bad.returncode != 0 and "chooses the number of clusters" in bad.stderr
+
+
+def test_hdp_points_end_to_end(tmp_path):
+    """Points within groups (--groups): the Gaussian kernel, its outputs, and clear errors."""
+    rng = np.random.default_rng(0)
+    means = np.array([[-4.0, 0.0], [0.0, 4.0], [4.0, 0.0]])
+    groups = np.repeat(np.arange(12), 25)
+    truth = np.concatenate([rng.choice(3, 25, p=rng.dirichlet(np.ones(3))) for _ in range(12)])
+    points = means[truth] + rng.normal(0.0, 0.5, (truth.size, 2))
+    np.savetxt(tmp_path / "points.csv", points, delimiter=",", header="x,y", comments="")
+    (tmp_path / "groups.txt").write_text("\n".join(f"site{g}" for g in groups) + "\n")
+    (tmp_path / "labels.txt").write_text("\n".join(str(v) for v in truth) + "\n")
+    result = _run("cluster", "points.csv", "--model", "hdp", "--groups", "groups.txt",
+                  "--labels", "labels.txt", "--n-iter", "20", "--out", "out", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    _assert_written(out, ("assignments.csv", "clusters.json", "trace.csv", "trace.png",
+                          "summary.json", "model.npz"))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_points"] == 300 and summary["n_groups"] == 12
+    assert summary["scores"]["nmi"] > 0.8
+    rows = (out / "assignments.csv").read_text().splitlines()
+    assert rows[0] == "index,group,cluster,label" and rows[1].startswith("0,site0,")
+    assert len((out / "trace.csv").read_text().splitlines()) == 21
+    assert mb.load(out / "model.npz").n_components_ == summary["n_clusters"]
+    (tmp_path / "short.txt").write_text("a\nb\n")
+    bad = _run("cluster", "points.csv", "--model", "hdp", "--groups", "short.txt", cwd=tmp_path)
+    assert bad.returncode != 0 and "groups has 2 entries" in bad.stderr
+    bad = _run("cluster", "points.csv", "--model", "gmm", "--groups", "groups.txt", cwd=tmp_path)
+    assert bad.returncode != 0 and "--groups is for --model hdp" in bad.stderr

@@ -5,6 +5,7 @@
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1] [--labels FILE]
+    mixbayes cluster POINTS --model hdp --groups FILE [...]
 
 Every run writes ``assignments.csv``, ``clusters.json``, ``model.npz``, ``summary.json`` and
 PNG figures to ``--out`` and prints a short summary. Errors are one line on stderr and exit
@@ -47,8 +48,8 @@ def build_parser():
     demo.add_argument("--seed", type=int, default=0)
 
     cluster = sub.add_parser("cluster", help="cluster the documents of INPUT")
-    cluster.add_argument("input", help="dmm: .mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a "
-                         "folder; gmm: a numeric .csv or .npy of points")
+    cluster.add_argument("input", help="dmm, hdp: .mtx[.gz] (+vocab.txt), UCI docword.*, .txt, "
+                         ".csv or a folder; gmm, hdp --groups: a numeric .csv or .npy of points")
     cluster.add_argument("--model", choices=_MODELS, default="dmm")
     size = cluster.add_mutually_exclusive_group()
     size.add_argument("-k", "--n-components", type=int, default=None, help="number of clusters")
@@ -64,6 +65,9 @@ def build_parser():
                          help="hdp: top-level concentration (default 1)")
     cluster.add_argument("--alpha0", type=float, default=1.0,
                          help="hdp: group-level concentration (default 1)")
+    cluster.add_argument("--groups", default=None,
+                         help="hdp: file with the group of every point (one per line); the "
+                         "input is then points, clustered by the Gaussian kernel")
     cluster.add_argument("--text-column", default="text", help="CSV column holding the text")
     cluster.add_argument("--stop-words", default=None, help="e.g. 'english' (text inputs)")
     cluster.add_argument("--out", default="mixbayes-out", help="output folder (default: %(default)s)")
@@ -163,7 +167,7 @@ def read_points(path):
     if path.endswith(".npy"):
         return np.load(path, allow_pickle=False)
     if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz")):
-        raise ValueError(f"input: --model gmm reads .csv or .npy points; got {path!r}.")
+        raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
     with (__import__("gzip").open(path, "rt") if path.endswith(".gz") else open(path)) as handle:
         lines = [line for line in handle if line.strip() and not line.startswith("#")]
     try:
@@ -253,6 +257,8 @@ def run(args, stream=sys.stdout):
         settings = dict(model="dmm", input="classic3 (embedded)", n_components=3, seed=args.seed)
         model = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose).fit(corpus.counts)
         selection = None
+    elif args.groups is not None and args.model != "hdp":
+        raise ValueError("--groups is for --model hdp (points clustered within groups).")
     elif args.model == "hdp":
         if args.select is not None or args.n_components is not None:
             raise ValueError("--model hdp chooses the number of clusters itself; drop -k and "
@@ -288,17 +294,106 @@ def run(args, stream=sys.stdout):
     return 0
 
 
-def _run_hdp(args, verbose, stream, start):
-    """``mixbayes cluster INPUT --model hdp``: documents as groups of tokens; writes
-    assignments.csv, clusters.json, trace.csv, trace.png, summary.json and model.npz."""
+def _write_hdp_trace(out, model, nmi_trace):
+    """trace.csv and trace.png (clusters, tables, log joint and NMI per sweep) and model.npz."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from . import metrics, plotting
-    from .corpus import read_corpus
-    from .hdp import HDPMixture
+    from . import plotting
     from .persist import save
 
+    with open(os.path.join(out, "trace.csv"), "w", encoding="utf-8") as handle:
+        handle.write("chain,sweep,n_clusters,n_tables,log_joint" + (",nmi" if nmi_trace else "") + "\n")
+        for chain, row in enumerate(model.trace_):
+            for sweep, entry in enumerate(row):
+                extra = f",{nmi_trace[chain][sweep]:.6f}" if nmi_trace else ""
+                handle.write(f"{chain},{sweep + 1},{entry['n_dishes']},{entry['n_tables']},"
+                             f"{entry['log_joint']:.6f}{extra}\n")
+    plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None).savefig(
+        os.path.join(out, "trace.png"), dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    save(model, os.path.join(out, "model.npz"))
+
+
+def _write_scored_summary(out, summary, known, predicted):
+    """summary.json, with the scores of ``predicted`` against ``known`` labels when given."""
+    from . import metrics
+
+    if known is not None:
+        summary["scores"] = metrics.clustering_report(known, predicted)
+    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2, default=str)
+
+
+def _run_hdp_points(args, verbose, stream, start):
+    """``mixbayes cluster POINTS --model hdp --groups FILE``: the Gaussian kernel; writes
+    assignments.csv, clusters.json, trace.csv, trace.png, summary.json and model.npz."""
+    from . import metrics
+    from .corpus import read_labels
+    from .hdp import HDPMixture
+
+    X = read_points(args.input)
+    groups = read_labels(args.groups)
+    known = read_labels(args.labels) if args.labels else None
+    for name, values in (("groups", groups), ("labels", known)):
+        if values is not None and values.shape != (X.shape[0],):
+            raise ValueError(f"{name} has {values.size} entries but the input has {X.shape[0]} "
+                             "points.")
+    nmi_trace = []
+
+    def point_nmi(chain, sweep, info):
+        if chain == len(nmi_trace):
+            nmi_trace.append([])
+        nmi_trace[chain].append(metrics.nmi(known, info["labels"]))
+
+    model = HDPMixture("gaussian", top_concentration=args.gamma0,
+                       group_concentration=args.alpha0, n_iter=args.n_iter,
+                       random_state=args.seed, verbose=verbose)
+    model.fit(X, groups=groups, callback=point_nmi if known is not None else None)
+    elapsed = time.perf_counter() - start
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "assignments.csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["index", "group", "cluster"] + (["label"] if known is not None else []))
+        for i, k in enumerate(model.labels_):
+            writer.writerow([i, groups[i], int(k)] + ([known[i]] if known is not None else []))
+    sizes = np.bincount(model.labels_, minlength=model.n_components_)
+    clusters = [dict(cluster=k, points=int(sizes[k]), mean=model.components_[k].tolist())
+                for k in range(model.n_components_)]
+    with open(os.path.join(args.out, "clusters.json"), "w", encoding="utf-8") as handle:
+        json.dump(clusters, handle, indent=2)
+    _write_hdp_trace(args.out, model, nmi_trace)
+    summary = dict(settings=dict(model="hdp", kernel="gaussian", input=args.input,
+                                 groups=args.groups, gamma0=args.gamma0, alpha0=args.alpha0,
+                                 n_iter=args.n_iter, seed=args.seed),
+                   n_points=int(X.shape[0]), n_features=int(X.shape[1]),
+                   n_groups=int(model.n_groups_), n_clusters=model.n_components_,
+                   seconds=round(elapsed, 3))
+    _write_scored_summary(args.out, summary, known, model.labels_)
+    print(f"{X.shape[0]} points in {model.n_groups_} groups -> {model.n_components_} clusters "
+          f"after {args.n_iter} sweeps in {elapsed:.1f} s", file=stream)
+    for c in clusters[:20]:
+        mean = ", ".join(f"{v:.3g}" for v in c["mean"][:4])
+        print(f"  cluster {c['cluster']:>2} ({c['points']:>6} points): mean [{mean}"
+              f"{', ...' if len(c['mean']) > 4 else ''}]", file=stream)
+    if known is not None:
+        s = summary["scores"]
+        print(f"against known labels: NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}", file=stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0
+
+
+def _run_hdp(args, verbose, stream, start):
+    """``mixbayes cluster INPUT --model hdp``: documents as groups of tokens; writes
+    assignments.csv, clusters.json, trace.csv, trace.png, summary.json and model.npz."""
+    from . import metrics
+    from .corpus import read_corpus
+    from .hdp import HDPMixture
+
+    if args.groups is not None:
+        return _run_hdp_points(args, verbose, stream, start)
     options = {} if args.stop_words is None else dict(stop_words=args.stop_words)
     if args.input.endswith((".csv", ".csv.gz")):
         options["text_column"] = args.text_column
@@ -342,25 +437,13 @@ def _run_hdp(args, verbose, stream, start):
                 for k in range(model.n_components_)]
     with open(os.path.join(args.out, "clusters.json"), "w", encoding="utf-8") as handle:
         json.dump(clusters, handle, indent=2)
-    with open(os.path.join(args.out, "trace.csv"), "w", encoding="utf-8") as handle:
-        handle.write("chain,sweep,n_clusters,n_tables,log_joint" + (",nmi" if nmi_trace else "") + "\n")
-        for chain, row in enumerate(model.trace_):
-            for sweep, entry in enumerate(row):
-                extra = f",{nmi_trace[chain][sweep]:.6f}" if nmi_trace else ""
-                handle.write(f"{chain},{sweep + 1},{entry['n_dishes']},{entry['n_tables']},"
-                             f"{entry['log_joint']:.6f}{extra}\n")
-    plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None).savefig(
-        os.path.join(args.out, "trace.png"), dpi=110)
-    save(model, os.path.join(args.out, "model.npz"))
+    _write_hdp_trace(args.out, model, nmi_trace)
     summary = dict(settings=dict(model="hdp", input=args.input, gamma0=args.gamma0,
                                  alpha0=args.alpha0, n_iter=args.n_iter, seed=args.seed),
                    n_documents=int(X.shape[0]), n_terms=int(X.shape[1]),
                    n_tokens=int(X.sum()), n_clusters=model.n_components_,
                    seconds=round(elapsed, 3))
-    if known is not None:
-        summary["scores"] = metrics.clustering_report(known, model.group_labels_)
-    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as handle:
-        json.dump(summary, handle, indent=2, default=str)
+    _write_scored_summary(args.out, summary, known, model.group_labels_)
     print(f"{X.shape[0]} documents ({summary['n_tokens']} tokens) -> {model.n_components_} "
           f"clusters after {args.n_iter} sweeps in {elapsed:.1f} s", file=stream)
     for c in clusters[:20]:
