@@ -60,8 +60,62 @@ def _table_counts(group_ptr, table_of, n_table_slots):
     return counts
 
 
-def _dish_step(group_ptr, table_of, row_of, loglik, table_dish, occupied, dish_slice, beta,
-              uniforms):
+def _dish_of(group_ptr, table_of, table_dish):
+    """The dish of every observation: ``table_dish[j, table_of[i]]`` for i in group j."""
+    dishes = np.empty(table_of.shape[0], dtype=np.int64)
+    for j in prange(group_ptr.shape[0] - 1):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            dishes[i] = table_dish[j, table_of[i]]
+    return dishes
+
+
+def _stick_parameters(counts, last, first, concentration, a, b):
+    r"""Beta parameters of every group's table sticks up to its last occupied table:
+    :math:`a = 1 + n_{jt}`, :math:`b = \alpha_0 + n_{j,>t}`, flat at ``first[j]:first[j]+last[j]``."""
+    for j in prange(counts.shape[0]):
+        after = 0.0
+        for t in range(last[j] - 1, -1, -1):
+            a[first[j] + t] = 1.0 + counts[j, t]
+            b[first[j] + t] = concentration + after
+            after += counts[j, t]
+
+
+def _table_slices(group_ptr, table_of, last, first, sticks, uniforms, weights, tail, table_slice,
+                  lowest):
+    r"""Table weights :math:`\gamma_{jt} = x_t\prod_{s<t}(1 - x_s)` from the flat sticks
+    (``weights`` (J, width) zero beyond them), each group's unbroken mass ``tail``, the customers'
+    slices :math:`u_i = U_i\,\gamma_{j t_i}` and each group's least slice ``lowest``."""
+    for j in prange(group_ptr.shape[0] - 1):
+        remaining = 1.0
+        for t in range(last[j]):
+            x = sticks[first[j] + t]
+            weights[j, t] = x * remaining
+            remaining *= 1.0 - x
+        for t in range(last[j], weights.shape[1]):
+            weights[j, t] = 0.0
+        tail[j] = remaining
+        least = np.inf
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            table_slice[i] = uniforms[i] * weights[j, table_of[i]]
+            least = min(least, table_slice[i])
+        lowest[j] = least
+
+
+@njit(cache=True, inline="always")
+def _count_at_least(descending, threshold):
+    """How many of the ``descending`` values are >= ``threshold`` (bisection)."""
+    low, high = 0, descending.shape[0]
+    while low < high:
+        middle = (low + high) // 2
+        if descending[middle] >= threshold:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _dish_step(group_ptr, table_of, row_of, loglik, table_dish, occupied, dish_slice,
+               sorted_beta, by_weight, uniforms):
     r"""Redraw the dish of every occupied table given the dish slices, in place.
 
     .. math::
@@ -69,34 +123,28 @@ def _dish_step(group_ptr, table_of, row_of, loglik, table_dish, occupied, dish_s
         P(k_{jt} = k \mid \cdot) \propto 1\{v_{jt} \le \beta_k\}\prod_{i:\,t_{ji}=t} f_k(y_{ji}).
 
     ``occupied[j, t]`` counts table t's customers; ``dish_slice[j, t]`` is :math:`v_{jt}`;
-    ``uniforms[j, t]`` drives the draw. The driver has instantiated every dish with
-    :math:`\beta_k \ge \min v`.
+    ``uniforms[j, t]`` drives the draw. The dishes above a slice are the first ones of
+    ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``). The driver has
+    instantiated every dish with :math:`\beta_k \ge \min v`.
     """
     J = group_ptr.shape[0] - 1
-    K = beta.shape[0]
+    K = by_weight.shape[0]
     n_slots = occupied.shape[1]
     for j in prange(J):
+        reach = np.zeros(n_slots, dtype=np.int64)
+        for t in range(n_slots):
+            if occupied[j, t] > 0:
+                reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
         sums = np.zeros((n_slots, K))
-        used = np.zeros(n_slots, dtype=np.bool_)
         for i in range(group_ptr[j], group_ptr[j + 1]):
             t = table_of[i]
-            used[t] = True
             r = row_of[i]
-            for k in range(K):
-                if beta[k] >= dish_slice[j, t]:
-                    sums[t, k] += loglik[r, k]
-        logs = np.empty(K)
-        candidates = np.empty(K, dtype=np.int64)
+            for q in range(reach[t]):
+                sums[t, q] += loglik[r, by_weight[q]]
         for t in range(n_slots):
-            if not used[t]:
-                continue
-            count = 0
-            for k in range(K):
-                if beta[k] >= dish_slice[j, t]:
-                    logs[count] = sums[t, k]
-                    candidates[count] = k
-                    count += 1
-            table_dish[j, t] = candidates[_draw_from_logs(logs, count, uniforms[j, t])]
+            if reach[t] > 0:
+                q = _draw_from_logs(sums[t], reach[t], uniforms[j, t])
+                table_dish[j, t] = by_weight[q]
 
 
 def _customer_step(group_ptr, row_of, loglik, table_dish, table_weight, n_tables, table_slice,
@@ -139,11 +187,17 @@ def _both(function):
 
 table_counts_parallel, table_counts_serial = _both(_table_counts)
 dish_step_parallel, dish_step_serial = _both(_dish_step)
+dish_of_parallel, dish_of_serial = _both(_dish_of)
+stick_parameters_parallel, stick_parameters_serial = _both(_stick_parameters)
+table_slices_parallel, table_slices_serial = _both(_table_slices)
 customer_step_parallel, customer_step_serial = _both(_customer_step)
 
 
 class GroupKernels(NamedTuple):
     table_counts: object
+    dish_of: object
+    stick_parameters: object
+    table_slices: object
     dish_step: object
     customer_step: object
     customer_step_informed: object
@@ -152,9 +206,11 @@ class GroupKernels(NamedTuple):
 def group_kernels(n_observations):
     """The group loops, serial or parallel as suits a problem of this size."""
     if n_observations < _SERIAL_BELOW:
-        return GroupKernels(table_counts_serial, dish_step_serial, customer_step_serial,
+        return GroupKernels(table_counts_serial, dish_of_serial, stick_parameters_serial,
+                            table_slices_serial, dish_step_serial, customer_step_serial,
                             customer_step_informed_serial)
-    return GroupKernels(table_counts_parallel, dish_step_parallel, customer_step_parallel,
+    return GroupKernels(table_counts_parallel, dish_of_parallel, stick_parameters_parallel,
+                        table_slices_parallel, dish_step_parallel, customer_step_parallel,
                         customer_step_informed_parallel)
 
 
@@ -418,15 +474,7 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
         dishes = np.empty(T * (K + 1), dtype=np.int64)
         reach = np.empty(T, dtype=np.int64)
         for t in range(T):
-            # N(v_t) by bisection: sorted_beta[:N] >= v_t > sorted_beta[N:]
-            low, high = 0, K
-            while low < high:
-                middle = (low + high) // 2
-                if sorted_beta[middle] >= dish_slice[j, t]:
-                    low = middle + 1
-                else:
-                    high = middle
-            reach[t] = low
+            reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
         for i in range(group_ptr[j], group_ptr[j + 1]):
             r = row_of[i]
             old = table_of[i]

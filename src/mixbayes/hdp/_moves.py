@@ -83,12 +83,14 @@ def stick_labels(sizes, concentration, uniforms):
     return new_label, slot
 
 
-def _relabel_tables(group_ptr, table_of, counts, concentration, uniforms, new_label, spans):
+def _relabel_tables(group_ptr, table_of, counts, concentration, uniforms, first, new_label,
+                    spans):
     """:func:`stick_labels` for every group's tables: new labels into ``new_label`` (J, width)
-    and each group's span into ``spans``."""
+    and each group's span into ``spans``. Group j reads ``uniforms[first[j]:first[j + 1]]``
+    (two per occupied table)."""
     J = group_ptr.shape[0] - 1
     for j in prange(J):
-        labels, span = stick_labels(counts[j], concentration, uniforms[j])
+        labels, span = stick_labels(counts[j], concentration, uniforms[first[j]:first[j + 1]])
         new_label[j] = labels
         spans[j] = span
 

@@ -118,7 +118,7 @@ class SliceState:
 
     def dish_of(self, data):
         """The dish of every observation."""
-        return self.table_dish[data.group_of, self.table_of]
+        return data.kernels.dish_of(data.group_ptr, self.table_of, self.table_dish)
 
 
 def _stick_weights(sticks):
@@ -265,7 +265,8 @@ def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
                       (_moves.relabel_tables_parallel, _moves.apply_table_labels_parallel))
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
-    relabel(data.group_ptr, state.table_of, counts, alpha0, rng.random((J, 2 * width)),
+    first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
+    relabel(data.group_ptr, state.table_of, counts, alpha0, rng.random(first[-1]), first,
             new_table, spans)
     relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
     apply(data.group_ptr, state.table_of, state.table_dish, new_table, relabelled)
@@ -283,7 +284,6 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     out of the customer step (:func:`~mixbayes.hdp._kernels._customer_step_informed`) instead
     of drawing them from beta beforehand."""
     J = data.n_groups
-    group_of = data.group_of
     slots = state.table_dish.shape[1]
 
     counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
@@ -316,18 +316,22 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     # 2. atoms, and 3. the dishes of the occupied tables
     K = len(sticks.beta)
     loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
+    beta = sticks.array
+    by_weight = np.argsort(-beta, kind="stable")
     data.kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
-                           counts, dish_slice, sticks.array, _uniforms_at(occupied, rng))
+                           counts, dish_slice, beta[by_weight], by_weight,
+                           _uniforms_at(occupied, rng))
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
     last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
-    after = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1] - counts
-    in_range = np.arange(slots)[None, :] < last[:, None]
-    table_sticks = np.zeros(counts.shape)
-    table_sticks[in_range] = rng.beta(counts[in_range] + 1.0, after[in_range] + alpha0)
-    weights, group_tail = _stick_weights(table_sticks)
-    table_slice = rng.random(data.n_observations) * weights[group_of, state.table_of]
-    lowest_u = np.minimum.reduceat(table_slice, data.group_ptr[:-1])
+    first = np.concatenate([[0], np.cumsum(last)])
+    a, b = np.empty(first[-1]), np.empty(first[-1])
+    data.kernels.stick_parameters(counts, last, first, alpha0, a, b)
+    weights, group_tail = np.empty(counts.shape), np.empty(J)
+    table_slice, lowest_u = np.empty(data.n_observations), np.empty(J)
+    data.kernels.table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
+                              rng.random(data.n_observations), weights, group_tail,
+                              table_slice, lowest_u)
     n_tables = last.copy()
     need = np.flatnonzero(group_tail >= lowest_u)
     while need.size:
@@ -381,7 +385,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
 
 
 # ---------------------------------------------------------------------- summaries
-def log_joint(data, state, gamma0, alpha0, counts=None):
+def log_joint(data, state, gamma0, alpha0, counts=None, dishes=None):
     r"""Log density of the data and the seating, sticks and atoms integrated out:
 
     .. math::
@@ -393,6 +397,8 @@ def log_joint(data, state, gamma0, alpha0, counts=None):
 
     (the franchise's exchangeable partition probability for tables within groups and dishes
     among tables, and each dish's marginal likelihood), the scalar traced per sweep.
+    ``counts`` (customers per table) and ``dishes`` (every observation's dish) are recomputed
+    when not given.
     """
     if counts is None:
         counts = data.kernels.table_counts(data.group_ptr, state.table_of,
@@ -402,12 +408,11 @@ def log_joint(data, state, gamma0, alpha0, counts=None):
     T_j = occupied.sum(axis=1)
     value = float((T_j * np.log(alpha0) + gammaln(alpha0) - gammaln(alpha0 + n_j)).sum()
                   + gammaln(counts[occupied]).sum())
-    dishes = state.table_dish[occupied]
-    m = np.bincount(dishes)
+    m = np.bincount(state.table_dish[occupied])
     m = m[m > 0]
     value += (m.size * np.log(gamma0) + gammaln(gamma0) - gammaln(gamma0 + m.sum())
               + gammaln(m).sum())
-    return value + marginal_likelihood(data, state.dish_of(data))
+    return value + marginal_likelihood(data, state.dish_of(data) if dishes is None else dishes)
 
 
 def compact(labels):
@@ -417,9 +422,12 @@ def compact(labels):
 
 
 def marginal_likelihood(data, labels):
-    r""":math:`\sum_k \log p(y_{(k)})` with the atoms integrated out, for any labelling."""
-    labels = compact(labels)
+    r""":math:`\sum_k \log p(y_{(k)})` with the atoms integrated out, for any labelling (an
+    unused label adds exactly zero)."""
     K = labels.max() + 1 if labels.size else 0
+    if K > 2 * labels.size:  # sparse labels: renumber before counting per label
+        labels = compact(labels)
+        K = labels.max() + 1
     if data.kernel == CATEGORICAL:
         W, a = data.n_words, data.word_prior
         counts = np.bincount(labels * W + data.rows, minlength=K * W).reshape(K, W)
@@ -430,7 +438,7 @@ def marginal_likelihood(data, labels):
     n = np.bincount(labels, minlength=K).astype(float)
     sums = np.zeros((K, d))
     np.add.at(sums, labels, X)
-    means = sums / n[:, None]
+    means = sums / np.maximum(n, 1.0)[:, None]
     within = ((X - means[labels]) ** 2).sum()
     offset = ((means - data.prior_mean) ** 2).sum(axis=1)
     return float(

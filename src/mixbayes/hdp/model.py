@@ -237,6 +237,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         gamma0, alpha0 = float(self.top_concentration), float(self.group_concentration)
         inverse = np.empty_like(order)
         inverse[order] = np.arange(order.size)  # sorted position of every original observation
+        in_order = bool((order == np.arange(order.size)).all())  # tokens: already in order
         trace = np.zeros((self.n_chains, self.n_iter), dtype=_TRACE_DTYPE)
         keep_labels = (self.n_iter - burn_in) * self.n_chains * data.n_observations
         keep_labels = keep_labels <= _MAX_STORED_LABELS
@@ -254,10 +255,12 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                             crf=self.moves in ("crf", "all"))
                     dishes = state.dish_of(data)
                     row = (np.count_nonzero(np.bincount(dishes)), int((counts > 0).sum()),
-                           _sampler.log_joint(data, state, gamma0, alpha0, counts))
+                           _sampler.log_joint(data, state, gamma0, alpha0, counts, dishes))
                     trace[chain, sweep] = row
                     bar.update()
-                    labels = dishes[inverse] if sweep >= burn_in or callback else None
+                    labels = None
+                    if sweep >= burn_in or callback:
+                        labels = dishes if in_order else dishes[inverse]
                     if sweep >= burn_in:
                         group_samples.append(_majority(dishes, data))
                         if keep_labels:
