@@ -266,8 +266,7 @@ def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
     first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
-    relabel(data.group_ptr, state.table_of, counts, alpha0, rng.random(first[-1]), first,
-            new_table, spans)
+    relabel(data.group_ptr, counts, alpha0, rng.random(first[-1]), first, new_table, spans)
     relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
     apply(data.group_ptr, state.table_of, state.table_dish, new_table, relabelled)
     state.table_dish = relabelled
