@@ -27,15 +27,15 @@ RUNS = {"ours (CRF start, default moves)": dict(init="crf", moves="crf"),
 NOTES = """
 
 Notes. Goal (issue 5): a plateau within 20 sweeps, at least the published code's (J = W = 20,
-n = 100: 0.66 by sweep 60). There ours is at 0.66 by sweep 20 and 0.69 by sweep 60, still
+n = 100: 0.66 by sweep 60). There ours is at 0.66 by sweep 20 and 0.70 by sweep 60, still
 rising slowly towards the posterior's own level: chains started at the true seating hold 0.75 on
-average (0.68-0.80 by seed; `python bench/hdp_simulation.py --posterior-level`), so a flat curve
+average (0.66-0.81 by seed; `python bench/hdp_simulation.py --posterior-level`), so a flat curve
 at sweep 20 would mean a stuck chain. The collapsed pass is the default's largest gain where
-there are many groups (J = 20, 50: +0.04 to +0.13 at sweeps 20 and 60 in every panel); with
-J = W = 10 both settings level off at 0.54-0.59 by sweep 60. Between two random streams of the
-same code the 3-seed means move by about 0.03. The document's updates alone from its all-ones
-start reach 0.20 by sweep 60 in our implementation of them; its reported 0.66 came from code that
-is not exact (module docstring of `mixbayes/hdp/_sampler.py`)."""
+there are many groups (J = 20, 50: +0.035 to +0.12 at sweeps 20 and 60 in every panel); with
+J = W = 10 both settings level off at 0.54-0.58. Between random streams of the same sampler the
+3-seed means move by about 0.03. The document's updates alone from its all-ones start reach
+0.23 by sweep 60 in our implementation of them; its reported 0.66 came from code that is not
+exact (module docstring of `mixbayes/hdp/_sampler.py`)."""
 
 
 def nmi_per_sweep(J, n, seed, sweeps, **options):

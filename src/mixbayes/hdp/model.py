@@ -66,8 +66,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         table's dish with the atoms integrated out given :math:`\beta` and no dish slice.
         ``"none"``: the document's updates alone. Measured effect (docs/benchmarks.md): on the
         document's simulation (J = W = 20, n = 100, 3 seeds) NMI at sweeps 20 / 60 is
-        0.66 / 0.69 with ``"crf"`` and 0.55 / 0.64 with ``"labels"``; on dblp3 (5 seeds) 0.39
-        after 100 sweeps with ``"crf"``, 0.31 with ``"labels"``.
+        0.66 / 0.70 with ``"crf"`` and 0.57 / 0.65 with ``"labels"``; on dblp3 (5 seeds) 0.40
+        after 100 sweeps with ``"crf"``, 0.30 with ``"labels"``.
     word_prior : float or None, default=None
         :math:`\alpha_w` (categorical); None means :math:`1/W`.
     prior_mean : array-like of shape (n_features,) or None, default=None
