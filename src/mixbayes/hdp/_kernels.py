@@ -131,17 +131,21 @@ def _dish_step(group_ptr, table_of, row_of, loglik, table_dish, occupied, dish_s
     K = by_weight.shape[0]
     n_slots = occupied.shape[1]
     for j in prange(J):
-        reach = np.zeros(n_slots, dtype=np.int64)
+        used = 0  # tables past the group's last occupied one need no scratch
         for t in range(n_slots):
             if occupied[j, t] > 0:
+                used = t + 1
+        reach = np.zeros(used, dtype=np.int64)
+        for t in range(used):
+            if occupied[j, t] > 0:
                 reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
-        sums = np.zeros((n_slots, K))
+        sums = np.zeros((used, K))
         for i in range(group_ptr[j], group_ptr[j + 1]):
             t = table_of[i]
             r = row_of[i]
             for q in range(reach[t]):
                 sums[t, q] += loglik[r, by_weight[q]]
-        for t in range(n_slots):
+        for t in range(used):
             if reach[t] > 0:
                 q = _draw_from_logs(sums[t], reach[t], uniforms[j, t])
                 table_dish[j, t] = by_weight[q]
