@@ -71,7 +71,8 @@ def _dish_of(group_ptr, table_of, table_dish):
 
 def _stick_parameters(counts, last, first, concentration, a, b):
     r"""Beta parameters of every group's table sticks up to its last occupied table:
-    :math:`a = 1 + n_{jt}`, :math:`b = \alpha_0 + n_{j,>t}`, flat at ``first[j]:first[j]+last[j]``."""
+    :math:`a = 1 + n_{jt}`, :math:`b = \alpha_0 + n_{j,>t}`, flat at
+    ``first[j]:first[j]+last[j]``."""
     for j in prange(counts.shape[0]):
         after = 0.0
         for t in range(last[j] - 1, -1, -1):
@@ -207,9 +208,14 @@ class GroupKernels(NamedTuple):
     customer_step_informed: object
 
 
+def use_serial(n_observations):
+    """Whether a problem this size runs the serial builds of the group loops."""
+    return n_observations < _SERIAL_BELOW
+
+
 def group_kernels(n_observations):
     """The group loops, serial or parallel as suits a problem of this size."""
-    if n_observations < _SERIAL_BELOW:
+    if use_serial(n_observations):
         return GroupKernels(table_counts_serial, dish_of_serial, stick_parameters_serial,
                             table_slices_serial, dish_step_serial, customer_step_serial,
                             customer_step_informed_serial)
@@ -465,9 +471,9 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
     at whichever reachable dish fits it.
 
     The dishes above :math:`v_t` (``dish_slice[j, t]``) are the first :math:`N(v_t)` of
-    ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``), and the weights are ``likelihood`` :math:`= f_k(y)` scaled by
-    the largest of its row (no exponential per candidate); a customer whose candidates all
-    underflow there is drawn again from ``loglik``.
+    ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``), and the weights are
+    ``likelihood`` :math:`= f_k(y)` scaled by the largest of its row (no exponential per
+    candidate); a customer whose candidates all underflow there is drawn again from ``loglik``.
     """
     J = group_ptr.shape[0] - 1
     K = by_weight.shape[0]

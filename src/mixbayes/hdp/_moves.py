@@ -41,7 +41,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _add_to_stats, _both, _draw_from_weights, _predictive_log, _remove_from_stats
+from ._kernels import (_add_to_stats, _both, _draw_from_weights, _predictive_log,
+                       _remove_from_stats, use_serial)
 
 
 @njit(cache=True)
@@ -49,8 +50,8 @@ def stick_labels(sizes, concentration, uniforms):
     r"""New labels of blocks with ``sizes`` (items per old label, zero for empty labels), drawn
     from their exact conditional given the partition (module docstring).
 
-    ``uniforms`` holds two per block (nonzero size) at least. Returns ``new_label`` (old label -> new label, -1 for
-    empty old labels) and the number of label slots the new labels span.
+    ``uniforms`` holds at least two per block (nonzero size). Returns ``new_label`` (old label
+    -> new label, -1 for empty old labels) and the number of label slots the new labels span.
     """
     L = sizes.shape[0]
     new_label = np.full(L, -1, dtype=np.int64)
@@ -109,10 +110,17 @@ relabel_tables_parallel, relabel_tables_serial = _both(_relabel_tables)
 apply_table_labels_parallel, apply_table_labels_serial = _both(_apply_table_labels)
 
 
+def relabel_kernels(n_observations):
+    """The two table-relabelling loops, serial or parallel as suits a problem of this size."""
+    if use_serial(n_observations):
+        return relabel_tables_serial, apply_table_labels_serial
+    return relabel_tables_parallel, apply_table_labels_parallel
+
+
 @njit(cache=True, inline="always")
 def _sum(values, count):
-    """``values[:count].sum()`` in four interleaved partial sums (a single running sum is a
-    chain of dependent additions, the slowest part of a short loop)."""
+    """``values[:count].sum()`` in four interleaved partial sums (independent additions; the
+    pass's draws, and so its figures in docs/benchmarks.md, follow this order of summation)."""
     s0 = s1 = s2 = s3 = 0.0
     head = count - count % 4
     for c in range(0, head, 4):
@@ -127,8 +135,25 @@ def _sum(values, count):
 
 @njit(cache=True)
 def _grow_columns(array, columns):
+    """``array`` (2-D) with zero columns appended up to ``columns``."""
     grown = np.zeros((array.shape[0], columns))
     grown[:, : array.shape[1]] = array
+    return grown
+
+
+@njit(cache=True)
+def _grow_rows(array, rows):
+    """``array`` (2-D) with zero rows appended up to ``rows``."""
+    grown = np.zeros((rows, array.shape[1]))
+    grown[: array.shape[0]] = array
+    return grown
+
+
+@njit(cache=True)
+def _grow_vector(vector, size, fill):
+    """``vector`` with entries ``fill`` appended up to ``size``."""
+    grown = np.full(size, fill)
+    grown[: vector.shape[0]] = vector
     return grown
 
 
@@ -260,22 +285,16 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
                             k = d
                             break
                     if k < 0:
+                        # the empty dish's row (zero counts) becomes the new label, and the
+                        # last of the grown rows the empty dish
                         k = n_labels
                         grown = 2 * n_labels + 2
-                        more = np.zeros((grown, stats.shape[1]))
-                        more[:n_labels] = stats[:n_labels]
-                        stats = more
-                        more_m = np.zeros(grown)
-                        more_m[:n_labels] = m[:n_labels]
-                        m = more_m
+                        stats = _grow_rows(stats, grown)
+                        m = _grow_vector(m, grown, 0.0)
                         if categorical:
                             word_major = _grow_columns(word_major, grown)
-                            more_totals = np.zeros(grown)
-                            more_totals[:n_labels] = totals[:n_labels]
-                            totals = more_totals
-                            more_inverse = np.full(grown, 1.0 / (W * a))
-                            more_inverse[:n_labels] = inverse[:n_labels]
-                            inverse = more_inverse
+                            totals = _grow_vector(totals, grown, 0.0)
+                            inverse = _grow_vector(inverse, grown, 1.0 / (W * a))
                         n_labels = grown - 1
                         dish_weights = np.empty(grown)
                     # a free label's statistics are already zero (its customers all left)

@@ -145,6 +145,13 @@ class _DishSticks:
         return np.asarray(self.beta)
 
 
+def _by_weight(beta):
+    """The dish weights in decreasing order and the dishes in that order (ties by label): the
+    dishes above a slice are a prefix of it."""
+    order = np.argsort(-beta, kind="stable")
+    return beta[order], order
+
+
 def _uniforms_at(mask, rng):
     """Uniforms where ``mask`` holds (zeros elsewhere): draws only for the entries read."""
     uniforms = np.zeros(mask.shape)
@@ -260,9 +267,7 @@ def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
     new_dish, _ = _moves.stick_labels(m, gamma0, rng.random(2 * m.size))
     state.table_dish[occupied] = new_dish[state.table_dish[occupied]]
     J, width = counts.shape
-    relabel, apply = ((_moves.relabel_tables_serial, _moves.apply_table_labels_serial)
-                      if data.n_observations < _kernels._SERIAL_BELOW else
-                      (_moves.relabel_tables_parallel, _moves.apply_table_labels_parallel))
+    relabel, apply = _moves.relabel_kernels(data.n_observations)
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
     first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
@@ -279,8 +284,8 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
 
     ``crf`` opens it with the franchise's collapsed Gibbs pass (:func:`_crf_pass`), then
     ``relabel`` redraws the labels (:func:`_redraw_labels`; always after ``crf``), ``collapsed``
-    adds the collapsed dish move after the dish sticks, ``informed`` integrates the empty tables' dishes
-    out of the customer step (:func:`~mixbayes.hdp._kernels._customer_step_informed`) instead
+    adds the collapsed dish move after the dish sticks, ``informed`` integrates the empty
+    tables' dishes out of the customer step (:func:`~mixbayes.hdp._kernels._customer_step_informed`) instead
     of drawing them from beta beforehand."""
     J = data.n_groups
     slots = state.table_dish.shape[1]
@@ -315,10 +320,9 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     # 2. atoms, and 3. the dishes of the occupied tables
     K = len(sticks.beta)
     loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
-    beta = sticks.array
-    by_weight = np.argsort(-beta, kind="stable")
+    sorted_beta, by_weight = _by_weight(sticks.array)
     data.kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
-                           counts, dish_slice, beta[by_weight], by_weight,
+                           counts, dish_slice, sorted_beta, by_weight,
                            _uniforms_at(occupied, rng))
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
@@ -367,12 +371,11 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
             loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
         counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
-        beta = sticks.array
-        by_weight = np.argsort(-beta, kind="stable")
+        sorted_beta, by_weight = _by_weight(sticks.array)
         likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
         data.kernels.customer_step_informed(
             data.group_ptr, data.rows, likelihood, loglik, state.table_dish, weights, n_tables,
-            table_slice, slices, beta[by_weight], by_weight, counts,
+            table_slice, slices, sorted_beta, by_weight, counts,
             rng.random(data.n_observations), state.table_of)
         return counts
     data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
