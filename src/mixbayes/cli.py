@@ -5,6 +5,7 @@
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1] [--labels FILE]
+                     [--gamma0-prior SHAPE RATE] [--alpha0-prior SHAPE RATE]
     mixbayes cluster POINTS --model hdp --groups FILE [...]
 
 Every run writes ``assignments.csv``, ``clusters.json``, ``model.npz``, ``summary.json`` and
@@ -65,6 +66,11 @@ def build_parser():
                          help="hdp: top-level concentration (default 1)")
     cluster.add_argument("--alpha0", type=float, default=1.0,
                          help="hdp: group-level concentration (default 1)")
+    for name in ("gamma0", "alpha0"):
+        cluster.add_argument(f"--{name}-prior", type=float, nargs=2, default=None,
+                             metavar=("SHAPE", "RATE"),
+                             help=f"hdp: a Gamma prior on {name}, which is then resampled every "
+                             f"sweep starting from --{name} (e.g. 1 1)")
     cluster.add_argument("--groups", default=None,
                          help="hdp: file with the group of every point (one per line); the "
                          "input is then points, clustered by the Gaussian kernel")
@@ -303,18 +309,40 @@ def _write_hdp_trace(out, model, nmi_trace):
     from .persist import save
 
     with open(os.path.join(out, "trace.csv"), "w", encoding="utf-8") as handle:
-        handle.write("chain,sweep,n_clusters,n_tables,log_joint" + (",nmi" if nmi_trace else "") + "\n")
+        handle.write("chain,sweep,n_clusters,n_tables,log_joint,gamma0,alpha0"
+                     + (",nmi" if nmi_trace else "") + "\n")
         for chain, row in enumerate(model.trace_):
             for sweep, entry in enumerate(row):
                 extra = f",{nmi_trace[chain][sweep]:.6f}" if nmi_trace else ""
                 handle.write(f"{chain},{sweep + 1},{entry['n_dishes']},{entry['n_tables']},"
-                             f"{entry['log_joint']:.6f}{extra}\n")
+                             f"{entry['log_joint']:.6f},{entry['top_concentration']:.6g},"
+                             f"{entry['group_concentration']:.6g}{extra}\n")
     plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None).savefig(
         os.path.join(out, "trace.png"), dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close("all")
     save(model, os.path.join(out, "model.npz"))
+
+
+def _hdp_concentrations(args):
+    """The HDPMixture arguments for the two concentrations and their optional priors."""
+    return dict(top_concentration=args.gamma0, group_concentration=args.alpha0,
+                top_concentration_prior=args.gamma0_prior,
+                group_concentration_prior=args.alpha0_prior)
+
+
+def _hdp_settings(args, model, **extra):
+    """The summary's settings: the run's options and, for a resampled concentration, its
+    posterior mean over the sweeps after burn-in."""
+    settings = dict(model="hdp", input=args.input, **extra, gamma0=args.gamma0,
+                    alpha0=args.alpha0, gamma0_prior=args.gamma0_prior,
+                    alpha0_prior=args.alpha0_prior, n_iter=args.n_iter, seed=args.seed)
+    kept = model.trace_[:, model.n_iter // 2:]
+    for name, field in (("gamma0", "top_concentration"), ("alpha0", "group_concentration")):
+        if settings[f"{name}_prior"] is not None:
+            settings[f"{name}_posterior_mean"] = round(float(kept[field].mean()), 6)
+    return settings
 
 
 def _write_scored_summary(out, summary, known, predicted):
@@ -348,9 +376,8 @@ def _run_hdp_points(args, verbose, stream, start):
             nmi_trace.append([])
         nmi_trace[chain].append(metrics.nmi(known, info["labels"]))
 
-    model = HDPMixture("gaussian", top_concentration=args.gamma0,
-                       group_concentration=args.alpha0, n_iter=args.n_iter,
-                       random_state=args.seed, verbose=verbose)
+    model = HDPMixture("gaussian", n_iter=args.n_iter, random_state=args.seed, verbose=verbose,
+                       **_hdp_concentrations(args))
     model.fit(X, groups=groups, callback=point_nmi if known is not None else None)
     elapsed = time.perf_counter() - start
     os.makedirs(args.out, exist_ok=True)
@@ -365,9 +392,7 @@ def _run_hdp_points(args, verbose, stream, start):
     with open(os.path.join(args.out, "clusters.json"), "w", encoding="utf-8") as handle:
         json.dump(clusters, handle, indent=2)
     _write_hdp_trace(args.out, model, nmi_trace)
-    summary = dict(settings=dict(model="hdp", kernel="gaussian", input=args.input,
-                                 groups=args.groups, gamma0=args.gamma0, alpha0=args.alpha0,
-                                 n_iter=args.n_iter, seed=args.seed),
+    summary = dict(settings=_hdp_settings(args, model, kernel="gaussian", groups=args.groups),
                    n_points=int(X.shape[0]), n_features=int(X.shape[1]),
                    n_groups=int(model.n_groups_), n_clusters=model.n_components_,
                    seconds=round(elapsed, 3))
@@ -414,8 +439,8 @@ def _run_hdp(args, verbose, stream, start):
             nmi_trace.append([])
         nmi_trace[chain].append(metrics.nmi(known, counts.argmax(axis=1), "geometric"))
 
-    model = HDPMixture(top_concentration=args.gamma0, group_concentration=args.alpha0,
-                       n_iter=args.n_iter, random_state=args.seed, verbose=verbose)
+    model = HDPMixture(n_iter=args.n_iter, random_state=args.seed, verbose=verbose,
+                       **_hdp_concentrations(args))
     model.fit(X, callback=majority_nmi if known is not None else None)
     elapsed = time.perf_counter() - start
     os.makedirs(args.out, exist_ok=True)
@@ -438,8 +463,7 @@ def _run_hdp(args, verbose, stream, start):
     with open(os.path.join(args.out, "clusters.json"), "w", encoding="utf-8") as handle:
         json.dump(clusters, handle, indent=2)
     _write_hdp_trace(args.out, model, nmi_trace)
-    summary = dict(settings=dict(model="hdp", input=args.input, gamma0=args.gamma0,
-                                 alpha0=args.alpha0, n_iter=args.n_iter, seed=args.seed),
+    summary = dict(settings=_hdp_settings(args, model),
                    n_documents=int(X.shape[0]), n_terms=int(X.shape[1]),
                    n_tokens=int(X.sum()), n_clusters=model.n_components_,
                    seconds=round(elapsed, 3))

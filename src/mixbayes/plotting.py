@@ -140,11 +140,16 @@ def plot_topic_selection(selection, ax=None):
 def plot_hdp_trace(model, nmi=None):
     """Per-sweep trace of an :class:`~mixbayes.HDPMixture` (every chain): NMI against known
     labels when ``nmi`` (chains x sweeps) is given, the number of clusters (dishes) in use,
-    and the log joint density of the data and the seating."""
+    the log joint density of the data and the seating, and each concentration that was
+    resampled (one with a prior)."""
     import matplotlib.pyplot as plt
 
     panels = [("clusters in use", model.trace_["n_dishes"]),
               ("log p(y, seating)", model.trace_["log_joint"])]
+    for field, symbol, prior in (("top_concentration", "γ0", model.top_concentration_prior),
+                                 ("group_concentration", "α0", model.group_concentration_prior)):
+        if prior is not None:
+            panels.append((f"{symbol} (resampled)", model.trace_[field]))
     if nmi is not None:
         panels.insert(0, ("NMI against labels", np.atleast_2d(nmi)))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)

@@ -24,9 +24,15 @@ from .._validation import (
 )
 from ..diagnostics import effective_sample_size, split_rhat
 from . import _sampler
+from ._concentrations import (
+    check_gamma_prior,
+    resample_group_concentration,
+    resample_top_concentration,
+)
 
-TRACED = ("n_dishes", "n_tables", "log_joint")
-_TRACE_DTYPE = np.dtype([("n_dishes", np.int64), ("n_tables", np.int64), ("log_joint", float)])
+TRACED = ("n_dishes", "n_tables", "log_joint", "top_concentration", "group_concentration")
+_TRACE_DTYPE = np.dtype([("n_dishes", np.int64), ("n_tables", np.int64), ("log_joint", float),
+                         ("top_concentration", float), ("group_concentration", float)])
 _MAX_STORED_LABELS = 10_000_000
 _MOVES = ("crf", "labels", "all", "none")
 
@@ -44,6 +50,12 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         :math:`\gamma_0`, concentration of the shared dish weights :math:`\beta`.
     group_concentration : float, default=1.0
         :math:`\alpha_0`, concentration of every group's table weights.
+    top_concentration_prior, group_concentration_prior : (shape, rate) or None, default=None
+        A Gamma prior on :math:`\gamma_0` (resp. :math:`\alpha_0`): the concentration is then
+        redrawn after every sweep from its exact conditional given the seating (Escobar & West's
+        auxiliary variables, :mod:`mixbayes.hdp._concentrations`), starting from
+        ``top_concentration`` (resp. ``group_concentration``); None keeps it fixed. Teh et al.
+        (2006) used Gamma(1, 0.1) for :math:`\gamma_0` and Gamma(1, 1) for :math:`\alpha_0`.
     n_iter : int, default=100
         Sweeps per chain.
     burn_in : int or None, default=None
@@ -98,11 +110,14 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     components_ : ndarray of shape (n_components_, n_features)
         Posterior mean atoms of those dishes given the state: word distributions or means.
     trace_ : structured ndarray of shape (n_chains, n_iter)
-        Per sweep: ``n_dishes`` and ``n_tables`` in use and ``log_joint``, the log density of
-        the data and the seating with sticks and atoms integrated out.
+        Per sweep: ``n_dishes`` and ``n_tables`` in use, ``top_concentration`` and
+        ``group_concentration`` (after the sweep's update when they have priors), and
+        ``log_joint``, the log density of the data and the seating given them, with sticks and
+        atoms integrated out.
     rhat_, ess_ : structured ndarray of shape ()
         Split R-hat (NaN for one chain unless its halves differ) and effective sample size of
-        every traced scalar over the sweeps after burn-in, all chains pooled.
+        every traced scalar over the sweeps after burn-in, all chains pooled (NaN for a fixed
+        concentration).
     group_label_samples_ : ndarray of shape (n_kept, n_groups)
         Majority dish of every group in every kept sweep of every chain (labels of one sweep
         are numbered within that sweep).
@@ -128,12 +143,15 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     }
 
     def __init__(self, kernel="categorical", *, top_concentration=1.0, group_concentration=1.0,
+                 top_concentration_prior=None, group_concentration_prior=None,
                  n_iter=100, burn_in=None, n_chains=1, init="crf", moves="crf", word_prior=None,
                  prior_mean=None, prior_precision=None, observation_precision=None,
                  initial_table_cap=20, random_state=0, verbose=0):
         self.kernel = kernel
         self.top_concentration = top_concentration
         self.group_concentration = group_concentration
+        self.top_concentration_prior = top_concentration_prior
+        self.group_concentration_prior = group_concentration_prior
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_chains = n_chains
@@ -159,6 +177,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"init must be 'crf' or 'ones'; got {self.init!r}.")
         if self.burn_in is not None and self.burn_in >= self.n_iter:
             raise ValueError(f"burn_in must be below n_iter={self.n_iter}; got {self.burn_in}.")
+        return (check_gamma_prior(self.top_concentration_prior, "top_concentration_prior"),
+                check_gamma_prior(self.group_concentration_prior, "group_concentration_prior"))
 
     def _grouped_tokens(self, X, groups):
         if groups is not None:
@@ -227,14 +247,13 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             of ``n_dishes``, ``n_tables``, ``log_joint`` and ``labels`` (the observations'
             dishes, in the order of :attr:`labels_`); returning ``False`` stops that chain.
         """
-        self._check_params()
+        top_prior, group_prior = self._check_params()
         if self.kernel == "categorical":
             data, order, n_features = self._grouped_tokens(X, groups)
         else:
             data, order, n_features = self._grouped_points(X, groups)
         rng = check_random_state(self.random_state)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
-        gamma0, alpha0 = float(self.top_concentration), float(self.group_concentration)
         inverse = np.empty_like(order)
         inverse[order] = np.arange(order.size)  # sorted position of every original observation
         in_order = bool((order == np.arange(order.size)).all())  # tokens: already in order
@@ -243,7 +262,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         keep_labels = keep_labels <= _MAX_STORED_LABELS
         group_samples, label_samples, first_state = [], [], None
         stopped = False
+        group_sizes = np.diff(data.group_ptr)
         for chain in range(self.n_chains):
+            gamma0, alpha0 = float(self.top_concentration), float(self.group_concentration)
             state = _sampler.initial_state(data, gamma0, alpha0, rng, self.init,
                                            self.initial_table_cap)
             with progress(self.n_iter, self.verbose, f"HDP chain {chain + 1}") as bar:
@@ -254,8 +275,17 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                             informed=self.moves != "none",
                                             crf=self.moves in ("crf", "all"))
                     dishes = state.dish_of(data)
-                    row = (np.count_nonzero(np.bincount(dishes)), int((counts > 0).sum()),
-                           _sampler.log_joint(data, state, gamma0, alpha0, counts, dishes))
+                    n_dishes = np.count_nonzero(np.bincount(dishes))
+                    n_tables = int((counts > 0).sum())
+                    if top_prior is not None:
+                        gamma0 = resample_top_concentration(gamma0, n_dishes, n_tables, top_prior,
+                                                            rng)
+                    if group_prior is not None:
+                        alpha0 = resample_group_concentration(
+                            alpha0, (counts > 0).sum(axis=1), group_sizes, group_prior, rng)
+                    row = (n_dishes, n_tables,
+                           _sampler.log_joint(data, state, gamma0, alpha0, counts, dishes),
+                           gamma0, alpha0)
                     trace[chain, sweep] = row
                     bar.update()
                     labels = None

@@ -1,0 +1,107 @@
+"""Resampled concentrations: each auxiliary-variable update keeps its exact conditional, and a
+fit with Gamma priors finds the concentrations that simulated the data."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import gammaln
+
+import mixbayes as mb
+from mixbayes.hdp._concentrations import (
+    resample_group_concentration,
+    resample_top_concentration,
+)
+
+FALSE_ALARM = 1e-3  # per KS test
+
+
+def _exact_sampler(log_density, upper):
+    """Inverse-CDF sampler and CDF of a density on (0, upper) known up to a constant."""
+    grid = np.linspace(upper * 1e-7, upper, 200_001)
+    logs = log_density(grid)
+    weights = np.exp(logs - logs.max())
+    cdf = np.concatenate([[0.0], np.cumsum((weights[1:] + weights[:-1]) / 2)])
+    cdf /= cdf[-1]
+    return (lambda u: np.interp(u, cdf, grid)), (lambda x: np.interp(x, grid, cdf))
+
+
+def _top_log_density(shape, rate, K, m):
+    return lambda g: ((shape - 1) * np.log(g) - rate * g + K * np.log(g)
+                      + gammaln(g) - gammaln(g + m))
+
+
+def _group_log_density(shape, rate, tables, sizes):
+    def log_density(a):
+        a = np.asarray(a)[:, None]
+        return ((shape - 1) * np.log(a[:, 0]) - rate * a[:, 0]
+                + (tables * np.log(a) + gammaln(a) - gammaln(a + sizes)).sum(axis=1))
+    return log_density
+
+
+def _one_update_from_exact_draws(draw_exact, update, n=4000, seed=0):
+    """Apply the update once to each of n independent exact draws: if it keeps the conditional,
+    the results are again independent exact draws."""
+    rng = np.random.default_rng(seed)
+    starts = draw_exact(rng.random(n))
+    return np.array([update(start, rng) for start in starts])
+
+
+def test_top_concentration_update_keeps_its_exact_conditional():
+    prior, K, m = (2.0, 0.5), 5, 40
+    draw, cdf = _exact_sampler(_top_log_density(*prior, K, m), upper=40.0)
+    after = _one_update_from_exact_draws(
+        draw, lambda g, rng: resample_top_concentration(g, K, m, prior, rng))
+    assert stats.kstest(after, cdf).pvalue > FALSE_ALARM
+    # the check has power: the update for other counts (m = 60) is told apart
+    wrong = _one_update_from_exact_draws(
+        draw, lambda g, rng: resample_top_concentration(g, K, 60, prior, rng))
+    assert stats.kstest(wrong, cdf).pvalue < 1e-6
+
+
+def test_group_concentration_update_keeps_its_exact_conditional():
+    prior = (1.0, 1.0)
+    sizes = np.array([1, 3, 10, 40, 7, 2])
+    tables = np.array([1, 2, 3, 6, 2, 1])
+    draw, cdf = _exact_sampler(_group_log_density(*prior, tables, sizes), upper=30.0)
+    after = _one_update_from_exact_draws(
+        draw, lambda a, rng: resample_group_concentration(a, tables, sizes, prior, rng))
+    assert stats.kstest(after, cdf).pvalue > FALSE_ALARM
+    wrong = _one_update_from_exact_draws(
+        draw, lambda a, rng: resample_group_concentration(a, tables + 1, sizes, prior, rng))
+    assert stats.kstest(wrong, cdf).pvalue < 1e-6
+
+
+def test_fit_recovers_the_concentrations_that_simulated_the_data():
+    corpus, truth = mb.datasets.make_hdp_data(60, 50, n_words=30, top_concentration=3.0,
+                                              group_concentration=1.0, random_state=1)
+    model = mb.HDPMixture(top_concentration=1.0, group_concentration=5.0,
+                          top_concentration_prior=(1.0, 0.1),
+                          group_concentration_prior=(1.0, 1.0), n_iter=200,
+                          random_state=0).fit(corpus.counts)
+    kept = model.trace_[0, 100:]
+    # started at 1 and 5, far from the truth (3 and 1); posterior sds are about 1 and 0.15
+    assert 1.5 < kept["top_concentration"].mean() < 6.0
+    assert 0.6 < kept["group_concentration"].mean() < 1.6
+    assert kept["group_concentration"].std() > 0
+    assert np.isfinite(model.rhat_["group_concentration"])
+
+
+def test_fixed_concentrations_are_traced_as_constants():
+    corpus, _ = mb.datasets.make_hdp_data(8, 20, n_words=10, random_state=0)
+    model = mb.HDPMixture(top_concentration=2.5, group_concentration=0.7, n_iter=6,
+                          random_state=0).fit(corpus.counts)
+    assert np.all(model.trace_["top_concentration"] == 2.5)
+    assert np.all(model.trace_["group_concentration"] == 0.7)
+    assert np.isnan(model.rhat_["top_concentration"])
+
+
+@pytest.mark.parametrize("prior, message", [((-1.0, 1.0), "positive finite shape"),
+                                            ((1.0, np.inf), "positive finite shape"),
+                                            ((1.0,), "(shape, rate) pair"),
+                                            (("a", 1.0), "(shape, rate) pair"),
+                                            (2.0, "(shape, rate) pair")])
+def test_bad_priors_are_named(prior, message):
+    corpus, _ = mb.datasets.make_hdp_data(4, 10, n_words=5, random_state=0)
+    with pytest.raises(ValueError, match="group_concentration_prior") as error:
+        mb.HDPMixture(group_concentration_prior=prior, n_iter=2).fit(corpus.counts)
+    assert message in str(error.value)
