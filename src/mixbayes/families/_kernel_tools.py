@@ -35,6 +35,21 @@ def softmax_row(row, sizes):
     return top + math.log(total)
 
 
+def renamed(py_func, suffix):
+    """A copy of ``py_func`` whose name ends in ``suffix``, for a second numba build.
+
+    numba's on-disk cache files an entry under the function's name and signature, not its
+    compile options: the serial and the parallel build of one function would overwrite, and
+    then load, each other's code (a "serial" kernel that launches parallel regions). A copy
+    with its own name gets its own cache file.
+    """
+    twin = types.FunctionType(py_func.__code__, py_func.__globals__, py_func.__name__ + suffix,
+                              py_func.__defaults__, py_func.__closure__)
+    twin.__qualname__ = py_func.__qualname__ + suffix
+    twin.__doc__ = py_func.__doc__
+    return twin
+
+
 def twice(py_func):
     """Compile ``py_func`` serially and in parallel (its ``prange`` loops); pick by work size.
 
@@ -42,10 +57,7 @@ def twice(py_func):
     small corpus; results are identical either way (each output row is summed in order).
     """
     serial = njit(cache=True)(py_func)
-    # a separate function object with its own name, so the two on-disk caches never collide
-    twin = types.FunctionType(py_func.__code__, py_func.__globals__, py_func.__name__ + "_parallel")
-    twin.__qualname__ = py_func.__qualname__ + "_parallel"
-    parallel = njit(cache=True, parallel=True)(twin)
+    parallel = njit(cache=True, parallel=True)(renamed(py_func, "_parallel"))
 
     def dispatch(*args, work):
         return (parallel if work >= _PARALLEL_FROM else serial)(*args)

@@ -18,6 +18,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from ..families._kernel_tools import renamed
+
 
 @njit(cache=True, inline="always")
 def _draw_from_weights(weights, count, uniform):
@@ -187,7 +189,9 @@ _SERIAL_BELOW = 50_000  # observations
 
 
 def _both(function):
-    return (njit(cache=True, parallel=True)(function), njit(cache=True)(function))
+    """The parallel and the serial build of ``function`` (each with its own on-disk cache)."""
+    return (njit(cache=True, parallel=True)(renamed(function, "_parallel")),
+            njit(cache=True)(function))
 
 
 table_counts_parallel, table_counts_serial = _both(_table_counts)

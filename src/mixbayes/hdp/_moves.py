@@ -106,6 +106,7 @@ def _apply_table_labels(group_ptr, table_of, table_dish, new_label, relabelled_d
             table_of[i] = new_label[j, table_of[i]]
 
 
+# (each build has its own on-disk cache: see _kernel_tools.renamed)
 relabel_tables_parallel, relabel_tables_serial = _both(_relabel_tables)
 apply_table_labels_parallel, apply_table_labels_serial = _both(_apply_table_labels)
 
