@@ -7,12 +7,16 @@ from scipy import stats
 from scipy.special import gammaln
 
 import mixbayes as mb
+from mixbayes.datasets._simulate import _franchise
+from mixbayes.hdp import _sampler
 from mixbayes.hdp._concentrations import (
+    resample_concentrations,
     resample_group_concentration,
     resample_top_concentration,
 )
 
 FALSE_ALARM = 1e-3  # per KS test
+Z_CEILING = 3.3  # per z-test (two-sided 1e-3)
 
 
 def _exact_sampler(log_density, upper):
@@ -69,6 +73,49 @@ def test_group_concentration_update_keeps_its_exact_conditional():
     wrong = _one_update_from_exact_draws(
         draw, lambda a, rng: resample_group_concentration(a, tables + 1, sizes, prior, rng))
     assert stats.kstest(wrong, cdf).pvalue < 1e-6
+
+
+def test_geweke_with_resampled_concentrations():
+    """Successive-conditional simulation (a sweep, both concentration updates, then fresh data
+    given the seating) against forward draws (concentrations from their priors, a franchise
+    seating, data): the concentrations, dishes, tables and a data statistic agree in mean."""
+    J, n, top_prior, group_prior = 2, 3, (2.0, 2.0), (3.0, 2.0)
+    rng = np.random.default_rng(5)
+    group_ptr = np.array([0, n, 2 * n])
+
+    def draw_data(dishes):
+        atoms = rng.dirichlet(np.full(3, 0.7), size=dishes.max() + 1)
+        words = np.array([rng.choice(3, p=atoms[k]) for k in dishes])
+        return _sampler.GroupedData(_sampler.CATEGORICAL, group_ptr, words, np.zeros((0, 0)),
+                                    3, 0.7)
+
+    forward = []
+    for _ in range(3000):
+        gamma0 = rng.gamma(top_prior[0], 1 / top_prior[1])
+        alpha0 = rng.gamma(group_prior[0], 1 / group_prior[1])
+        dishes, tables, _ = _franchise(J, n, gamma0, alpha0, rng)
+        data = draw_data(dishes)
+        n_tables = len(set(zip(np.repeat([0, 1], n), tables)))
+        forward.append((gamma0, alpha0, np.unique(dishes).size, n_tables, (data.rows == 0).mean()))
+    gamma0, alpha0 = 1.0, 1.5
+    dishes, _, _ = _franchise(J, n, gamma0, alpha0, rng)
+    data = draw_data(dishes)
+    state = _sampler.initial_state(data, gamma0, alpha0, rng, "crf", 2)
+    successive = []
+    for _ in range(20000):
+        counts = _sampler.sweep(data, state, gamma0, alpha0, rng)
+        gamma0, alpha0 = resample_concentrations(gamma0, alpha0, counts, state.table_dish,
+                                                 top_prior, group_prior, rng)
+        labels = state.dish_of(data)
+        data = draw_data(np.unique(labels, return_inverse=True)[1])
+        successive.append((gamma0, alpha0, np.unique(labels).size, int((counts > 0).sum()),
+                           (data.rows == 0).mean()))
+    forward, successive = np.array(forward, float), np.array(successive, float)
+    for column in range(5):
+        draws = successive[:, column]
+        ess = mb.diagnostics.effective_sample_size(draws)
+        se = np.sqrt(forward[:, column].var() / len(forward) + draws.var() / ess)
+        assert abs(forward[:, column].mean() - draws.mean()) < Z_CEILING * se, column
 
 
 def test_fit_recovers_the_concentrations_that_simulated_the_data():

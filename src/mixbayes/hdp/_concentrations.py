@@ -70,3 +70,17 @@ def resample_group_concentration(alpha0, tables_per_group, group_sizes, prior, r
     s = rng.random(sizes.size) < sizes / (sizes + alpha0)
     shape_post = shape + float(np.sum(tables_per_group)) - float(s.sum())
     return float(rng.gamma(shape_post, 1.0 / (rate - np.log(w).sum())))
+
+
+def resample_concentrations(gamma0, alpha0, counts, table_dish, top_prior, group_prior, rng):
+    """Both updates after a sweep, each only where its prior is given, from the seating:
+    ``counts[j, t]`` customers at table t of group j and ``table_dish[j, t]`` its dish.
+    Returns the new ``(gamma0, alpha0)``."""
+    occupied = counts > 0
+    if top_prior is not None:
+        n_dishes = np.unique(table_dish[occupied]).size
+        gamma0 = resample_top_concentration(gamma0, n_dishes, int(occupied.sum()), top_prior, rng)
+    if group_prior is not None:
+        alpha0 = resample_group_concentration(alpha0, occupied.sum(axis=1), counts.sum(axis=1),
+                                              group_prior, rng)
+    return gamma0, alpha0

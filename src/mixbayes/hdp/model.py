@@ -24,11 +24,7 @@ from .._validation import (
 )
 from ..diagnostics import effective_sample_size, split_rhat
 from . import _sampler
-from ._concentrations import (
-    check_gamma_prior,
-    resample_group_concentration,
-    resample_top_concentration,
-)
+from ._concentrations import check_gamma_prior, resample_concentrations
 
 TRACED = ("n_dishes", "n_tables", "log_joint", "top_concentration", "group_concentration")
 _TRACE_DTYPE = np.dtype([("n_dishes", np.int64), ("n_tables", np.int64), ("log_joint", float),
@@ -262,7 +258,6 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         keep_labels = keep_labels <= _MAX_STORED_LABELS
         group_samples, label_samples, first_state = [], [], None
         stopped = False
-        group_sizes = np.diff(data.group_ptr)
         for chain in range(self.n_chains):
             gamma0, alpha0 = float(self.top_concentration), float(self.group_concentration)
             state = _sampler.initial_state(data, gamma0, alpha0, rng, self.init,
@@ -277,12 +272,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                     dishes = state.dish_of(data)
                     n_dishes = np.count_nonzero(np.bincount(dishes))
                     n_tables = int((counts > 0).sum())
-                    if top_prior is not None:
-                        gamma0 = resample_top_concentration(gamma0, n_dishes, n_tables, top_prior,
-                                                            rng)
-                    if group_prior is not None:
-                        alpha0 = resample_group_concentration(
-                            alpha0, (counts > 0).sum(axis=1), group_sizes, group_prior, rng)
+                    gamma0, alpha0 = resample_concentrations(
+                        gamma0, alpha0, counts, state.table_dish, top_prior, group_prior, rng)
                     row = (n_dishes, n_tables,
                            _sampler.log_joint(data, state, gamma0, alpha0, counts, dishes),
                            gamma0, alpha0)
