@@ -36,17 +36,18 @@ Notes. Goals (issue 5): higher NMI at equal wall time than both peers, seconds p
 2x of tomotopy's. Ours has the highest NMI at equal time on both sets. A sweep of ours is the
 slice sweep plus one pass of the franchise's collapsed Gibbs sampler (the default moves; the
 pass alone is about 45 ms on the 10,000-document corpus, as fast as tomotopy's whole sweep,
-which is that same sampler in C++). Per sweep ours is 1.7x tomotopy's on the 10,000-document
-corpus (500,000 tokens: 116 against 70 ms; an earlier run on a busier machine gave 149 ms, 2.1x),
-within the goal, and about 8x on dblp3 (4,253 tokens: 4.6 against 0.6 ms), where fixed costs
-dominate: the numpy calls between the numba kernels alone take about 2.5 ms. So the per-sweep
-goal holds on the large corpus and not on dblp3. dblp3's NMI goal (>= 0.40, mean of 5 seeds)
-holds at the budget (about 2,150 sweeps); at sweep 100 the mean is 0.397 (the document's own
-code: 0.35-0.40 after about 100 sweeps; tomotopy 0.07). On the simulated corpus one seed's
-chain can lock onto the true structure within the budget (NMI 0.997 in one earlier run) while
-others have not yet: hence three seeds there. tomotopy's HDP collapses dblp3 onto 4-6 topics
-that do not follow the three subjects; gensim's online HDP keeps its 150-topic truncation (135
-of them some document's heaviest)."""
+which is that same sampler in C++). Per sweep ours is 1.6x tomotopy's on the 10,000-document
+corpus (500,000 tokens: 113 against 71 ms; an earlier run on a busier machine gave 149 ms, 2.1x),
+within the goal, and about 8x on dblp3 (4,253 tokens: 5.2 against 0.6 ms, serial kernels),
+where fixed costs dominate: the numpy calls between the numba kernels take about 2 ms and the
+collapsed pass alone 0.6 ms. So the per-sweep goal holds on the large corpus and not on dblp3.
+dblp3's NMI goal (>= 0.40, mean of 5 seeds) holds at the budget (about 1,950 sweeps); at sweep
+100 the mean is 0.397 (the document's own code: 0.35-0.40 after about 100 sweeps; tomotopy
+0.07), and chains of 1,000 sweeps average 0.41 over their second half, the posterior's level.
+On the simulated corpus one seed's chain can lock onto the true structure within the budget
+(NMI 0.997 in one earlier run) while others have not yet: hence three seeds there. tomotopy's
+HDP collapses dblp3 onto 4-6 topics that do not follow the three subjects; gensim's online HDP
+keeps its 150-topic truncation (135 of them some document's heaviest)."""
 
 DATA = os.environ.get(
     "MIXBAYES_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
