@@ -338,10 +338,10 @@ def _hdp_settings(args, model, **extra):
     settings = dict(model="hdp", input=args.input, **extra, gamma0=args.gamma0,
                     alpha0=args.alpha0, gamma0_prior=args.gamma0_prior,
                     alpha0_prior=args.alpha0_prior, n_iter=args.n_iter, seed=args.seed)
-    kept = model.trace_[:, model.n_iter // 2:]
-    for name, field in (("gamma0", "top_concentration"), ("alpha0", "group_concentration")):
+    for name, mean in (("gamma0", model.top_concentration_),
+                       ("alpha0", model.group_concentration_)):
         if settings[f"{name}_prior"] is not None:
-            settings[f"{name}_posterior_mean"] = round(float(kept[field].mean()), 6)
+            settings[f"{name}_posterior_mean"] = round(mean, 6)
     return settings
 
 

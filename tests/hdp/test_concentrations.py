@@ -127,8 +127,9 @@ def test_fit_recovers_the_concentrations_that_simulated_the_data():
                           random_state=0).fit(corpus.counts)
     kept = model.trace_[0, 100:]
     # started at 1 and 5, far from the truth (3 and 1); posterior sds are about 1 and 0.15
-    assert 1.5 < kept["top_concentration"].mean() < 6.0
-    assert 0.6 < kept["group_concentration"].mean() < 1.6
+    assert 1.5 < model.top_concentration_ < 6.0
+    assert 0.6 < model.group_concentration_ < 1.6
+    assert model.group_concentration_ == pytest.approx(kept["group_concentration"].mean())
     assert kept["group_concentration"].std() > 0
     assert np.isfinite(model.rhat_["group_concentration"])
 
@@ -139,6 +140,7 @@ def test_fixed_concentrations_are_traced_as_constants():
                           random_state=0).fit(corpus.counts)
     assert np.all(model.trace_["top_concentration"] == 2.5)
     assert np.all(model.trace_["group_concentration"] == 0.7)
+    assert (model.top_concentration_, model.group_concentration_) == (2.5, 0.7)
     assert np.isnan(model.rhat_["top_concentration"])
 
 

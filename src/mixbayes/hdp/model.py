@@ -121,6 +121,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         Observation dishes per kept sweep; None when larger than 10 million entries.
     term_frequency_ : ndarray of shape (n_features,)
         Corpus frequency of every term (categorical kernel; the denominator of lift).
+    top_concentration_, group_concentration_ : float
+        Posterior means of :math:`\gamma_0` and :math:`\alpha_0` over the sweeps after burn-in,
+        all chains pooled (the fixed values when they have no prior).
     n_groups_, n_features_in_ : int
     """
 
@@ -313,6 +316,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.components_ = _posterior_mean_atoms(data, relabelled, names.size)
         self.trace_ = trace
         kept = trace[:, min(burn_in, trace.shape[1] - 1):]
+        for name in ("top_concentration", "group_concentration"):
+            fixed = getattr(self, name + "_prior") is None
+            setattr(self, name + "_", float(getattr(self, name) if fixed else kept[name].mean()))
         stats = np.zeros((), dtype=[(name, float) for name in TRACED])
         self.rhat_, self.ess_ = stats.copy(), stats.copy()
         for name in TRACED:
