@@ -50,3 +50,19 @@ def canonical_partition(z):
         mapping.setdefault(label, len(mapping))
         out.append(mapping[label])
     return tuple(out)
+
+
+def geweke_z_scores(forward, successive):
+    """Geweke's comparison, column by column: z-scores of the difference between the means of
+    independent forward draws and of a successive-conditional chain (its variance of the mean
+    from its effective sample size)."""
+    from mixbayes.diagnostics import effective_sample_size
+
+    forward, successive = np.asarray(forward, float), np.asarray(successive, float)
+    scores = []
+    for column in range(forward.shape[1]):
+        draws = successive[:, column]
+        se = np.sqrt(forward[:, column].var() / len(forward)
+                     + draws.var() / effective_sample_size(draws))
+        scores.append((forward[:, column].mean() - draws.mean()) / se)
+    return np.array(scores)
