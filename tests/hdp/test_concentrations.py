@@ -115,7 +115,7 @@ def test_geweke_with_resampled_concentrations():
 
 
 def test_fit_recovers_the_concentrations_that_simulated_the_data():
-    corpus, truth = mb.datasets.make_hdp_data(60, 50, n_words=30, top_concentration=3.0,
+    corpus, _ = mb.datasets.make_hdp_data(60, 50, n_words=30, top_concentration=3.0,
                                               group_concentration=1.0, random_state=1)
     model = mb.HDPMixture(top_concentration=1.0, group_concentration=5.0,
                           top_concentration_prior=(1.0, 0.1),

@@ -75,7 +75,9 @@ def resample_group_concentration(alpha0, tables_per_group, group_sizes, prior, r
 def resample_concentrations(gamma0, alpha0, counts, table_dish, top_prior, group_prior, rng):
     """Both updates after a sweep, each only where its prior is given, from the seating:
     ``counts[j, t]`` customers at table t of group j and ``table_dish[j, t]`` its dish.
-    Returns the new ``(gamma0, alpha0)``."""
+    Returns the new ``(gamma0, alpha0)``; with neither prior, costs nothing."""
+    if top_prior is None and group_prior is None:
+        return gamma0, alpha0
     occupied = counts > 0
     if top_prior is not None:
         n_dishes = np.unique(table_dish[occupied]).size
