@@ -33,9 +33,20 @@ sweeps 101-300 (6 seeds, `python bench/hdp_simulation.py --posterior-level --see
 from our default start average 0.745 and chains started at the true seating 0.776: on two seeds
 of six those still sit above ours after 300 sweeps, so the sampler's mixing time on this problem
 is of the order of a hundred sweeps, and a curve flat at sweep 20 would mean a stuck chain.
-Measured and not kept (throwaway scripts): two collapsed passes per sweep (0.66 at sweep 20, no
-gain per sweep), `moves="all"` (0.63), and a start seeded from a quick finite fit (our topic
-model, K = 10: 0.62 at sweep 1 but 0.67 at sweep 20, the same curve from there). The collapsed pass is the default's largest gain where
+The same command prints what relaxes slowly: our chains reach the typical set's log joint
+density by sweeps 21-60 (mean -4295, against -4306 for chains from the truth over the same
+sweeps and -4247 to -4273 over sweeps 101-300), but carry extra dishes (13.9 over sweeps 21-60,
+12.8 over 101-300, 12.3 from the truth) that go one at a time, and NMI follows them (0.712,
+0.745, 0.776). Measured and not kept (throwaway scripts): two collapsed passes per sweep (0.66
+at sweep 20, no gain per sweep), `moves="all"` (0.63), a start seeded from a quick finite fit
+(our topic model, K = 10: 0.62 at sweep 1 but 0.67 at sweep 20, the same curve from there),
+starts with fewer dishes (8 seeds; the franchise pass at gamma0 = 0.3: 0.61-0.62 at sweep 20
+against 0.65 and 0.72 over sweeps 61-150 against 0.71; the all-ones start with our moves: 0.55
+and 0.70), and
+a sequentially allocated split-merge of the tables' dishes (Dahl 2005; 30 proposals before
+every sweep, 6 seeds, 200 sweeps: 0.62 at sweep 20 against 0.67 and 0.74 over sweeps 61-200
+against 0.74; 0.9% of merges and 4.7% of splits proposed were accepted, and the early splits
+raised the dishes to 17.7 at sweep 20). The collapsed pass is the default's largest gain where
 there are many groups (J = 20, 50: +0.035 to +0.12 at sweeps 20 and 60 in every panel); with
 J = W = 10 both settings level off at 0.54-0.58. Between random streams of the same sampler the
 3-seed means move by about 0.03. The document's updates alone from its all-ones start reach
@@ -54,13 +65,21 @@ def nmi_per_sweep(J, n, seed, sweeps, **options):
     return np.asarray(scores)
 
 
-def posterior_level(J, n, seed, sweeps):
-    """Mean NMI of a chain started at the true seating (one table per true table), over its
-    sweeps after the first third: where the posterior itself sits, the level a plateau can
-    reach."""
+def traces_from(start, J, n, seed, sweeps):
+    """Per sweep NMI against the truth, dishes in use and log joint density (rows) of one chain
+    with the default moves, started at the true seating (``start="truth"``, one table per true
+    table) or at our default start (``"default"``)."""
     from mixbayes.hdp import _sampler
 
     corpus, truth = mb.datasets.make_hdp_data(J, n, n_words=J, random_state=seed)
+    rows = []
+    if start == "default":
+        model = mb.HDPMixture(top_concentration=3.0, group_concentration=1.0, n_iter=sweeps,
+                              random_state=seed)
+        model.fit(corpus.counts, callback=lambda chain, sweep, info: rows.append(
+            (mb.metrics.nmi(truth.labels, info["labels"]), info["n_dishes"],
+             info["log_joint"])))
+        return np.asarray(rows)
     data = mb.HDPMixture()._grouped_tokens(corpus.counts, None)[0]
     table_of = np.empty(data.n_observations, dtype=np.int64)
     table_dish = np.full((data.n_groups, n), -1, dtype=np.int64)
@@ -70,11 +89,31 @@ def posterior_level(J, n, seed, sweeps):
         table_dish[j, table_of[span]] = truth.labels[span]
     state = _sampler.SliceState(table_of, table_dish)
     rng = np.random.default_rng(seed)
-    scores = []
     for _ in range(sweeps):
-        _sampler.sweep(data, state, 3.0, 1.0, rng)
-        scores.append(mb.metrics.nmi(truth.labels, state.dish_of(data)))
-    return float(np.mean(scores[sweeps // 3:]))
+        counts = _sampler.sweep(data, state, 3.0, 1.0, rng)
+        dishes = state.dish_of(data)
+        rows.append((mb.metrics.nmi(truth.labels, dishes), np.unique(dishes).size,
+                     _sampler.log_joint(data, state, 3.0, 1.0, counts=counts)))
+    return np.asarray(rows)
+
+
+def posterior_level(seeds, sweeps=300):
+    """Chains from the true seating and from our default start side by side (J = W = 20,
+    n = 100): mean NMI, dishes and log joint over sweeps 1-20, 21-60 and 101-300, over seeds.
+    Where the two agree, both sit at the posterior's level; where the truth's is higher, those
+    chains still remember it. The log joint shows when a chain has reached the typical set."""
+    windows = ((0, 20), (20, 60), (100, sweeps))
+    for start in ("truth", "default"):
+        runs = np.array([traces_from(start, 20, 100, seed, sweeps) for seed in range(seeds)])
+        per_seed = runs[:, 100:, 0].mean(axis=1)
+        name = "the true seating" if start == "truth" else "our default start"
+        print(f"J=W=20 n=100, chains from {name}"
+              f", mean NMI over sweeps 101-{sweeps}: " + " ".join(f"{v:.3f}" for v in per_seed)
+              + f"  (mean {per_seed.mean():.3f})")
+        for a, b in windows:
+            nmi, dishes, log_joint = runs[:, a:b].mean(axis=(0, 1))
+            print(f"    sweeps {a + 1}-{b}: NMI {nmi:.3f}, dishes {dishes:.1f}, "
+                  f"log joint {log_joint:.0f}")
 
 
 def main():
@@ -84,17 +123,11 @@ def main():
     parser.add_argument("--figure", default=None)
     parser.add_argument("--write", default=None, help="markdown file for the table")
     parser.add_argument("--posterior-level", action="store_true",
-                        help="only: NMI of chains started at the truth and at our default "
-                        "start, sweeps 101-300 (J = W = 20, n = 100)")
+                        help="only: chains started at the truth and at our default start, "
+                        "300 sweeps (J = W = 20, n = 100): NMI, dishes and log joint")
     args = parser.parse_args()
     if args.posterior_level:
-        # the same window of chains from our default start: where the two agree, both sit at
-        # the posterior's level; where the truth's is higher, those chains still remember it
-        levels = [posterior_level(20, 100, seed, 300) for seed in range(args.seeds)]
-        ours = [nmi_per_sweep(20, 100, seed, 300)[100:].mean() for seed in range(args.seeds)]
-        for label, values in (("the true seating", levels), ("our default start", ours)):
-            print(f"J=W=20 n=100, chains from {label}, mean NMI over sweeps 101-300: "
-                  + " ".join(f"{v:.3f}" for v in values) + f"  (mean {np.mean(values):.3f})")
+        posterior_level(args.seeds)
         return
     sizes, lengths = (10, 20, 50), (30, 100, 300)
     curves, rows = {}, []
