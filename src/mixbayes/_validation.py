@@ -240,11 +240,14 @@ def check_file(path, name: str = "path") -> str:
     return path
 
 
-def top_terms(scores, vocabulary, n, by, frequency):
+def top_terms(scores, vocabulary, n, by, frequency, present=None):
     """The ``n`` top terms of every row of ``scores`` (components x term probabilities), by
     probability or by lift (probability over the term's overall ``frequency``; terms of
     frequency 0 score 0), after checking that ``vocabulary`` has one entry per term and ``by``
-    is a known ranking."""
+    is a known ranking. Where ``present`` (components x terms, boolean) is given, only the
+    terms it marks are ranked: a term a component has no evidence for scores its prior's
+    floor, tied with every other such term, and by lift the rarest of those would rank first,
+    so a component with fewer than ``n`` such terms lists fewer."""
     vocabulary = np.asarray(vocabulary, dtype=object)
     if vocabulary.shape != (scores.shape[1],):
         raise ValueError(
@@ -256,5 +259,8 @@ def top_terms(scores, vocabulary, n, by, frequency):
     if by == "lift":
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = np.where(frequency > 0, scores / frequency, 0.0)
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
-    return [list(vocabulary[row]) for row in order]
+    if present is None:
+        present = np.ones(scores.shape, dtype=bool)
+    order = np.argsort(np.where(present, -scores, np.inf), axis=1, kind="stable")[:, :n]
+    counts = np.minimum(present.sum(axis=1), n)
+    return [list(vocabulary[row[:count]]) for row, count in zip(order, counts)]

@@ -53,7 +53,7 @@ def plot_top_words(model, vocabulary, n=10, ax=None):
         if k >= K:
             axis.axis("off")
             continue
-        probs = model.components_[k, order[k]]
+        probs = model.components_[k, order[k, : len(words[k])]]
         axis.barh(np.arange(len(probs))[::-1], probs, color="C0")
         axis.set_yticks(np.arange(len(probs))[::-1], words[k], fontsize=8)
         axis.set_title(f"cluster {k} ({sizes[k]} docs)", fontsize=9)

@@ -287,6 +287,27 @@ def test_fit_outputs_callback_and_summaries():
     assert short.trace_.shape == (1, 5)
 
 
+def test_top_words_list_only_terms_the_cluster_uses():
+    corpus, _ = mb.datasets.make_hdp_data(12, 30, n_words=40, random_state=2)
+    model = mb.HDPMixture(top_concentration=3.0, n_iter=20, random_state=0).fit(corpus.counts)
+    X = corpus.counts.tocsr()
+    words = np.repeat(X.indices, X.data)  # the tokens' terms, in the order of labels_
+    counts = np.zeros((model.n_components_, X.shape[1]), dtype=int)
+    np.add.at(counts, (model.labels_, words), 1)
+    for by in ("probability", "lift"):
+        listed = model.top_words(corpus.vocabulary, n=15, by=by)
+        for k, terms in enumerate(listed):
+            used = {corpus.vocabulary[w] for w in np.flatnonzero(counts[k])}
+            assert set(terms) <= used
+            assert len(terms) == min(15, len(used))
+    # the ranking by probability follows the counts
+    k = 0
+    first = model.top_words(corpus.vocabulary, n=1)[k][0]
+    assert counts[k, list(corpus.vocabulary).index(first)] == counts[k].max()
+    # some cluster here uses fewer than 15 terms, so the check above saw short lists
+    assert (np.count_nonzero(counts, axis=1) < 15).any()
+
+
 def test_crf_start_moves_while_all_ones_barely_does():
     """The document's all-ones start: its updates alone barely leave it (every slice lands on
     the one big table and dish); the franchise pass starts in the data's basin, and the

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from helpers import enumerate_posterior
 
 import mixbayes as mb
@@ -206,6 +207,18 @@ def test_top_words_and_lift():
     assert len(lift[0]) == 5
     with pytest.raises(ValueError, match="vocabulary must have one entry per feature"):
         model.top_words(corpus.vocabulary[:-1])
+
+
+def test_top_words_never_list_unused_words():
+    # columns 3 and 4: words no document uses; cluster of documents 2-3 uses only words 1-2
+    X = sp.csr_matrix(np.array([[6, 0, 0, 0, 0], [5, 1, 0, 0, 0], [0, 4, 3, 0, 0],
+                                [0, 3, 4, 0, 0]]))
+    vocabulary = np.array(["a", "b", "c", "unused", "never"])
+    model = mb.DirichletMultinomialMixture(2, n_init=3, random_state=0).fit(X)
+    for by in ("probability", "lift"):
+        for terms in model.top_words(vocabulary, n=5, by=by):
+            assert "unused" not in terms and "never" not in terms
+            assert 1 <= len(terms) <= 3
 
 
 def test_extremes_one_document_one_word_k1_huge_counts():

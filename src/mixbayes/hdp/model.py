@@ -358,11 +358,19 @@ class HDPMixture(ClusterMixin, BaseEstimator):
 
     def top_words(self, vocabulary, n=10, by="probability"):
         """The ``n`` top terms of every cluster (categorical kernel), by posterior mean
-        probability or by lift (probability over the term's corpus frequency)."""
+        probability or by lift (probability over the term's corpus frequency). Only terms the
+        cluster's tokens use are listed: a cluster with fewer than ``n`` distinct terms lists
+        fewer."""
         check_is_fitted(self, "labels_")
         if self.kernel != "categorical":
             raise ValueError("top_words is for the categorical kernel.")
-        return top_terms(self.components_, vocabulary, n, by, self.term_frequency_)
+        # a term no token of cluster k uses has the posterior mean a / (n_k + W a) exactly;
+        # one used c >= 1 times has (c + a) / (n_k + W a)
+        W = self.components_.shape[1]
+        a = 1.0 / W if self.word_prior is None else float(self.word_prior)
+        sizes = np.bincount(self.labels_, minlength=self.n_components_)
+        used = self.components_ * (sizes + W * a)[:, None] - a > 0.5
+        return top_terms(self.components_, vocabulary, n, by, self.term_frequency_, used)
 
     def fit_predict(self, X, y=None, groups=None, callback=None):
         """Fit and return ``group_labels_`` for counts (one label per document), ``labels_``

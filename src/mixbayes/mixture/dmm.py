@@ -242,10 +242,15 @@ class DirichletMultinomialMixture(VariationalMixture):
 
         Returns
         -------
-        list of lists of str, one list per cluster
+        list of lists of str, one list per cluster. Only words the cluster is expected to
+        use at least half a time (:math:`s_{kl} \\ge 1/2`) are listed, so a small cluster may
+        list fewer than ``n``: the others sit at the prior's floor, and by lift the rarest of
+        them would outrank the cluster's own words.
         """
         check_is_fitted(self)
-        return top_terms(self.components_, vocabulary, n, by, self.weights_ @ self.components_)
+        evidence = self.word_concentration_ - self.word_prior_ >= 0.5
+        return top_terms(self.components_, vocabulary, n, by, self.weights_ @ self.components_,
+                         evidence)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
