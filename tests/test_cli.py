@@ -59,6 +59,11 @@ def test_cluster_with_selection_and_text_input(tmp_path):
     summary = json.loads((tmp_path / "sel" / "summary.json").read_text())
     assert summary["best_k"] == 2 and len(summary["selection"]) == 4
     assert (tmp_path / "sel" / "selection.png").exists()
+    assert "range searched" not in result.stdout  # 2 is inside 1:4
+    # a range above the truth: whichever end wins, the user is told to widen it
+    edge = _run("cluster", "docs.txt", "--select", "3:4", "--out", "edge", "-q", cwd=tmp_path)
+    assert edge.returncode == 0, edge.stderr
+    assert "of the range searched (3:4)" in edge.stdout
 
 
 @pytest.mark.parametrize("args,message", [

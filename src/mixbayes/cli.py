@@ -146,6 +146,20 @@ def _write_outputs(out, corpus, model, settings, elapsed, selection=None, top=10
     return summary, clusters
 
 
+def _edge_note(best, low, high):
+    """A warning line when the chosen K sits at an end of the range searched (the best K may
+    lie beyond it), else None."""
+    if low == high:
+        return None
+    if best == high:
+        return (f"note: K = {best} is the top of the range searched ({low}:{high}); a larger K "
+                "may score higher - widen the range")
+    if best == low and low > 1:
+        return (f"note: K = {best} is the bottom of the range searched ({low}:{high}); a smaller "
+                "K may score higher - widen the range")
+    return None
+
+
 def _print_summary(summary, clusters, out, stream):
     print(
         f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
@@ -156,8 +170,13 @@ def _print_summary(summary, clusters, out, stream):
     )
     if "best_k" in summary:
         print(f"chosen K = {summary['best_k']} by ELBO + log K!", file=stream)
+        low, high = (int(k) for k in summary["settings"]["select"].split(":"))
+        note = _edge_note(summary["best_k"], low, high)
+        if note:
+            print(note, file=stream)
     for c in clusters:
-        print(f"  cluster {c['cluster']:>2} ({c['size']:>5} docs): {' '.join(c['top_words'])}", file=stream)
+        words = " ".join(c["top_words"]) or "(no words: an empty cluster)"
+        print(f"  cluster {c['cluster']:>2} ({c['size']:>5} docs): {words}", file=stream)
     if "scores" in summary:
         s = summary["scores"]
         print(f"against known labels: NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}  "
@@ -530,6 +549,10 @@ def _run_topics(args, verbose, stream, start):
     save(model, os.path.join(args.out, "model.npz"))
     print(f"{model.n_components} topics from {corpus.counts.shape[0]} documents x "
           f"{corpus.counts.shape[1]} terms in {summary['seconds']:.1f} s", file=stream)
+    if args.select is not None:
+        note = _edge_note(model.n_components, args.select.start, args.select.stop - 1)
+        if note:
+            print(note, file=stream)
     for entry in topics:
         print(f"  topic {entry['topic']:>3} ({entry['usage']:.3f}): {', '.join(entry['top_lift'][:5])}",
               file=stream)
