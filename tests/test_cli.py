@@ -64,6 +64,14 @@ def test_cluster_with_selection_and_text_input(tmp_path):
     edge = _run("cluster", "docs.txt", "--select", "3:4", "--out", "edge", "-q", cwd=tmp_path)
     assert edge.returncode == 0, edge.stderr
     assert "of the range searched (3:4)" in edge.stdout
+    # a stepped range: every second K, and the note names the last K searched
+    stepped = _run("cluster", "docs.txt", "--select", "3:8:2", "--out", "step", "-q",
+                   cwd=tmp_path)
+    assert stepped.returncode == 0, stepped.stderr
+    summary = json.loads((tmp_path / "step" / "summary.json").read_text())
+    assert [row["k"] for row in summary["selection"]] == [3, 5, 7]
+    assert summary["settings"]["select"] == "3:7:2"
+    assert "of the range searched (3:7)" in stepped.stdout
 
 
 @pytest.mark.parametrize("args,message", [
@@ -80,8 +88,9 @@ def test_errors_are_one_line_and_nonzero(tmp_path, args, message):
 
 
 def test_usage_error_exit_code(tmp_path):
-    result = _run("cluster", "x.mtx", "--select", "5:2", cwd=tmp_path)
-    assert result.returncode == 2 and "--select" in result.stderr
+    for bad in ("5:2", "2:9:0", "2:4:6:8"):
+        result = _run("cluster", "x.mtx", "--select", bad, cwd=tmp_path)
+        assert result.returncode == 2 and "--select" in result.stderr
 
 
 def test_demo_runs_on_embedded_corpus(tmp_path):

@@ -29,13 +29,25 @@ _MODELS = ("dmm", "gmm", "hdp")
 
 
 def _parse_range(text):
+    """``LOW:HIGH`` or ``LOW:HIGH:STEP`` (both ends included when the step reaches HIGH)."""
     try:
-        lo, hi = (int(v) for v in text.split(":"))
+        parts = [int(v) for v in text.split(":")]
+        if len(parts) not in (2, 3):
+            raise ValueError
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--select must look like 2:30; got {text!r}") from None
-    if lo < 1 or hi < lo:
-        raise argparse.ArgumentTypeError(f"--select must satisfy 1 <= low <= high; got {text!r}")
-    return range(lo, hi + 1)
+        raise argparse.ArgumentTypeError(
+            f"--select must look like 2:30 or 10:100:10; got {text!r}") from None
+    lo, hi, step = parts + [1] * (3 - len(parts))
+    if lo < 1 or hi < lo or step < 1:
+        raise argparse.ArgumentTypeError(
+            f"--select must satisfy 1 <= low <= high and step >= 1; got {text!r}")
+    return range(lo, hi + 1, step)
+
+
+def _range_text(candidates):
+    """The searched range as ``LOW:HIGH`` or ``LOW:HIGH:STEP``, HIGH the last K searched."""
+    text = f"{candidates[0]}:{candidates[-1]}"
+    return text if candidates.step == 1 else f"{text}:{candidates.step}"
 
 
 def build_parser():
@@ -54,7 +66,7 @@ def build_parser():
     cluster.add_argument("--model", choices=_MODELS, default="dmm")
     size = cluster.add_mutually_exclusive_group()
     size.add_argument("-k", "--n-components", type=int, default=None, help="number of clusters")
-    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH",
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH[:STEP]",
                       help="choose K in this range by ELBO + log K!")
     cluster.add_argument("--labels", default=None, help="file with one known label per document")
     cluster.add_argument("--inference", choices=("vb", "gibbs"), default="vb")
@@ -82,7 +94,7 @@ def build_parser():
     topics.add_argument("input", help=".mtx[.gz] (+vocab.txt), UCI docword.*, .txt, .csv or a folder")
     size = topics.add_mutually_exclusive_group(required=True)
     size.add_argument("-k", "--n-components", type=int, default=None, help="number of topics")
-    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH",
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH[:STEP]",
                       help="choose K in this range by the Laplace marginal likelihood")
     topics.add_argument("--scan-all", action="store_true",
                         help="fit every K of --select (default: stop after two decreases)")
@@ -170,7 +182,7 @@ def _print_summary(summary, clusters, out, stream):
     )
     if "best_k" in summary:
         print(f"chosen K = {summary['best_k']} by ELBO + log K!", file=stream)
-        low, high = (int(k) for k in summary["settings"]["select"].split(":"))
+        low, high = (int(k) for k in summary["settings"]["select"].split(":")[:2])
         note = _edge_note(summary["best_k"], low, high)
         if note:
             print(note, file=stream)
@@ -309,7 +321,7 @@ def run(args, stream=sys.stdout):
         if args.select is not None:
             selection = select_n_clusters(corpus.counts, args.select, estimator, verbose=verbose)
             model = selection.best_model
-            settings["select"] = f"{args.select.start}:{args.select.stop - 1}"
+            settings["select"] = _range_text(args.select)
         else:
             model = estimator.fit(corpus.counts)
             settings["n_components"] = model.n_components
@@ -550,7 +562,7 @@ def _run_topics(args, verbose, stream, start):
     print(f"{model.n_components} topics from {corpus.counts.shape[0]} documents x "
           f"{corpus.counts.shape[1]} terms in {summary['seconds']:.1f} s", file=stream)
     if args.select is not None:
-        note = _edge_note(model.n_components, args.select.start, args.select.stop - 1)
+        note = _edge_note(model.n_components, args.select[0], args.select[-1])
         if note:
             print(note, file=stream)
     for entry in topics:
