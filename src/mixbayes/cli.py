@@ -182,8 +182,8 @@ def _print_summary(summary, clusters, out, stream):
     )
     if "best_k" in summary:
         print(f"chosen K = {summary['best_k']} by ELBO + log K!", file=stream)
-        low, high = (int(k) for k in summary["settings"]["select"].split(":")[:2])
-        note = _edge_note(summary["best_k"], low, high)
+        searched = [row["k"] for row in summary["selection"]]
+        note = _edge_note(summary["best_k"], searched[0], searched[-1])
         if note:
             print(note, file=stream)
     for c in clusters:
