@@ -59,11 +59,13 @@ def test_cluster_with_selection_and_text_input(tmp_path):
     summary = json.loads((tmp_path / "sel" / "summary.json").read_text())
     assert summary["best_k"] == 2 and len(summary["selection"]) == 4
     assert (tmp_path / "sel" / "selection.png").exists()
-    assert "range searched" not in result.stdout  # 2 is inside 1:4
+    assert "of the range" not in result.stdout  # 2 is inside 1:4
+    # the whole curve is printed, both criteria
+    assert "heldout_log_likelihood" in result.stdout and "chosen K = 2" in result.stdout
     # a range above the truth: whichever end wins, the user is told to widen it
     edge = _run("cluster", "docs.txt", "--select", "3:4", "--out", "edge", "-q", cwd=tmp_path)
     assert edge.returncode == 0, edge.stderr
-    assert "of the range searched (3:4)" in edge.stdout
+    assert "of the range (3:4)" in edge.stdout and "widen the range" in edge.stdout
     # a stepped range: every second K, and the note names the last K searched
     stepped = _run("cluster", "docs.txt", "--select", "3:8:2", "--out", "step", "-q",
                    cwd=tmp_path)
@@ -71,17 +73,17 @@ def test_cluster_with_selection_and_text_input(tmp_path):
     summary = json.loads((tmp_path / "step" / "summary.json").read_text())
     assert [row["k"] for row in summary["selection"]] == [3, 5, 7]
     assert summary["settings"]["select"] == "3:7:2"
-    assert "of the range searched (3:7)" in stepped.stdout
+    assert "of the range (3:7)" in stepped.stdout
 
 
 @pytest.mark.parametrize("args,message", [
     (("cluster", "missing.mtx"), "no such file"),
-    (("cluster", "bad.txt", "-k", "0"), "n_components must be an integer >= 1"),
+    (("cluster", "bad.txt", "-k", "5"), "-k must"),
 ])
 def test_errors_are_one_line_and_nonzero(tmp_path, args, message):
     (tmp_path / "bad.txt").write_text("alpha beta\ngamma delta\n")
     result = _run(*args, "-q", cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 1, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -98,7 +100,6 @@ def test_demo_runs_on_embedded_corpus(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
     assert summary["n_documents"] == 3891 and summary["scores"]["nmi"] > 0.9
-    assert summary["seconds"] < 60
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".npy"])
@@ -125,7 +126,8 @@ def test_gmm_end_to_end(tmp_path, suffix):
 def test_gmm_rejects_non_numeric_input(tmp_path):
     (tmp_path / "words.csv").write_text("a,b\nx,y\nz,w\n")
     result = _run("cluster", "words.csv", "--model", "gmm", "-q", cwd=tmp_path)
-    assert result.returncode == 1 and "is not a numeric table" in result.stderr
+    assert result.returncode == 1
+    assert "line 2, column 1 ('a'): 'x' is not a number" in result.stderr
 
 
 def test_hdp_end_to_end(tmp_path):
@@ -150,7 +152,7 @@ def test_hdp_end_to_end(tmp_path):
     assert model.n_components_ == summary["n_clusters"]
     bad = _run("cluster", str(tmp_path / "data" / "counts.mtx"), "--model", "hdp", "-k", "3",
                cwd=tmp_path)
-    assert bad.returncode != 0 and "chooses the number of clusters" in bad.stderr
+    assert bad.returncode != 0 and "chooses the number of clusters itself" in bad.stderr
 
 
 def test_hdp_points_end_to_end(tmp_path):
@@ -186,4 +188,4 @@ def test_hdp_points_end_to_end(tmp_path):
     bad = _run("cluster", "points.csv", "--model", "hdp", "--groups", "short.txt", cwd=tmp_path)
     assert bad.returncode != 0 and "groups has 2 entries" in bad.stderr
     bad = _run("cluster", "points.csv", "--model", "gmm", "--groups", "groups.txt", cwd=tmp_path)
-    assert bad.returncode != 0 and "--groups is for --model hdp" in bad.stderr
+    assert bad.returncode != 0 and "--groups applies to --model hdp" in bad.stderr

@@ -2,6 +2,7 @@
 
 import gzip
 import os
+import re
 
 import numpy as np
 import pytest
@@ -192,3 +193,49 @@ def test_reads_shared_matrix_market_sets(name, shape):
 def test_reads_shared_one_document_per_line_sets():
     c = mb.read_corpus(os.path.join(SHARED, "tweet", "docs.txt.gz"), token_pattern=r"\S+")
     assert c.n_documents == 2472 and c.labels is not None
+
+
+@pytest.mark.parametrize("payload,message", [
+    (b"text\x00more text\n", "not a text file (a NUL byte at offset 4)"),
+    ("caf\u00e9\n".encode("latin-1"), "not UTF-8 text (byte 0xe9 at offset 3)"),
+])
+def test_files_that_are_not_text_are_refused(tmp_path, payload, message):
+    for name in ("docs.txt", "docs.csv"):
+        (tmp_path / name).write_bytes(payload)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            mb.read_corpus(tmp_path / name)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(payload)
+    with pytest.raises(ValueError, match="a.txt"):
+        mb.read_corpus(folder)
+
+
+def test_utf8_with_bom_and_gzip_are_read(tmp_path):
+    import gzip
+
+    (tmp_path / "bom.txt").write_bytes("\ufeffcafé au lait\nthé vert\n".encode("utf-8"))
+    corpus = mb.read_corpus(tmp_path / "bom.txt")
+    assert "café" in corpus.vocabulary and corpus.n_documents == 2
+    with gzip.open(tmp_path / "docs.txt.gz", "wb") as handle:
+        handle.write(b"alpha beta\ngamma delta\n")
+    assert mb.read_corpus(tmp_path / "docs.txt.gz").n_documents == 2
+    (tmp_path / "fake.txt.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(ValueError, match="fake.txt.gz"):
+        mb.read_corpus(tmp_path / "fake.txt.gz")
+
+
+def test_drop_terms():
+    corpus = mb.Corpus.from_texts(["the cat and the dog", "the cat sat", "a dog ran and sat"])
+    kept = corpus.drop_terms(stop_words="english")
+    assert set(kept.vocabulary) == {"cat", "dog", "sat", "ran"}
+    assert kept.counts.sum() == 7 and kept.n_documents == 3
+    assert set(corpus.drop_terms(min_df=2).vocabulary) == {"and", "cat", "dog", "sat", "the"}
+    assert set(corpus.drop_terms(stop_words=["CAT", "the"], min_df=0.5).vocabulary) == {
+        "and", "dog", "sat"}
+    with pytest.raises(ValueError, match="no terms are left"):
+        corpus.drop_terms(min_df=4)
+    with pytest.raises(ValueError, match="stop_words must be"):
+        corpus.drop_terms(stop_words="french")
+    with pytest.raises(ValueError, match="min_df"):
+        corpus.drop_terms(min_df=0)

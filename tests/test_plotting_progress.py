@@ -32,8 +32,43 @@ def test_top_words_figure_has_one_panel_per_cluster(fitted):
     fig = plotting.plot_top_words(model, corpus.vocabulary, n=5)
     panels = [ax for ax in fig.axes if ax.axison]
     assert len(panels) == 3
-    labels = [t.get_text() for t in panels[0].get_yticklabels()]
-    assert labels == model.top_words(corpus.vocabulary, n=5)[0]
+    sizes = np.bincount(model.labels_, minlength=3)
+    for axis, k in zip(panels, np.argsort(-sizes, kind="stable")):  # largest first
+        assert axis.get_title() == f"cluster {k} ({sizes[k]} docs)"
+        labels = [t.get_text() for t in axis.get_yticklabels()]
+        assert labels == model.top_words(corpus.vocabulary, n=5)[k]
+        assert axis.get_xlabel() == "word probability"
+
+
+def test_top_words_figure_at_high_k_shows_the_largest_and_says_so():
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 60, 8, random_state=1)
+    model = mb.DirichletMultinomialMixture(20, n_init=1).fit(corpus.counts)
+    sizes = np.bincount(model.labels_, minlength=20)
+    used = int((sizes > 0).sum())
+    assert 4 < used < 20
+    fig = plotting.plot_top_words(model, corpus.vocabulary, n=5, max_panels=4)
+    panels = [ax for ax in fig.axes if ax.axison]
+    assert len(panels) == 4
+    shown = [int(ax.get_title().split()[1]) for ax in panels]
+    assert sorted(sizes[shown]) == sorted(np.sort(sizes)[-4:])
+    assert fig._suptitle.get_text() == (f"top words of the 4 largest of {used} clusters "
+                                        f"({20 - used} empty left out)")
+    assert fig.get_size_inches()[1] < 6  # not a tower of empty panels
+
+
+def test_figures_label_every_axis_and_use_plain_numbers(fitted):
+    _, model = fitted
+    fig = plotting.plot_elbo_trace(model)
+    axis = fig.axes[0]
+    fig.canvas.draw()
+    assert axis.get_xlabel() == "iteration" and axis.get_ylabel() == "ELBO (nats)"
+    assert axis.yaxis.get_offset_text().get_text() == ""  # no "+1e5" above the axis
+    assert all(float(t).is_integer() for t in axis.get_xticks())
+    X, truth = mb.datasets.make_gaussian_mixture(200, 3, 2, random_state=0)
+    gmm = mb.VariationalGaussianMixture(5).fit(X)
+    fig = plotting.plot_gaussian_clusters(gmm, X)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(legend) == gmm.n_effective_components_ and legend[0].startswith("cluster ")
 
 
 def test_selection_figure_marks_best_k():
@@ -42,7 +77,10 @@ def test_selection_figure_marks_best_k():
     fig = sel.plot()
     x = fig.axes[0].get_lines()[0].get_xdata()
     assert list(x) == [1, 2, 3]
-    assert f"K = {sel.best_k}" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert f"chosen K = {sel.best_k} (ELBO + log K!)" in legend
+    assert f"chosen K = {sel.best_k_heldout} (held-out)" in legend
+    assert fig.axes[1].get_ylabel() == "held-out log likelihood (nats)"
 
 
 def test_progress_only_when_verbose(capsys):
@@ -60,3 +98,46 @@ def test_progress_only_when_verbose(capsys):
         corpus.counts
     )
     assert "Gibbs chain 1" in capsys.readouterr().err
+
+
+def test_still_rising_and_tables():
+    from mixbayes._selection import format_table, still_rising
+
+    ks = list(range(2, 31))
+    climbing = -1000.0 / np.asarray(ks, dtype=float) * 100  # keeps gaining to the end
+    assert still_rising(ks, climbing)
+    peaked = -((np.asarray(ks) - 10.0) ** 2) * 50.0
+    assert not still_rising(ks, peaked)
+    flat_top = np.minimum(np.asarray(ks, dtype=float), 12.0) * 100.0
+    assert not still_rising(ks, flat_top)
+    table = format_table([dict(k=2, x=np.float64(1.25)), dict(k=10, x=None)],
+                         {"k": "d", "x": ".1f"})
+    assert table.splitlines() == [" k    x", " 2  1.2", "10    -"]
+
+
+def test_topic_selection_notes_never_ask_for_a_range_below_two():
+    from mixbayes.topics.selection import TopicSelection
+
+    def selection(ks, values):
+        table = [dict(k=k, log_bayes_factor=v, dispersion=1.0, p_value=0.5, n_iter=3)
+                 for k, v in zip(ks, values)]
+        best = ks[int(np.argmax(values))]
+        return TopicSelection(table, best, None)
+
+    at_two = selection([2, 3, 4, 5], [10.0, 8.0, 5.0, 1.0])
+    assert len(at_two.notes) == 1 and "smallest K the search allows" in at_two.notes[0]
+    assert "widen" not in at_two.notes[0]
+    at_three = selection([3, 4, 5], [10.0, 8.0, 5.0])
+    assert "widen the range down to 2" in at_three.notes[0]
+    inside = selection([2, 3, 4, 5, 6], [1.0, 5.0, 9.0, 6.0, 2.0])
+    assert inside.notes == [] and "chosen K = 4" in str(inside)
+
+
+def test_iteration_bars_give_no_time_estimate(capsys):
+    from mixbayes._progress import progress
+
+    with progress(500, 2, "CAVI run 1/1", upper_bound=True) as bar:
+        bar.update(3)
+        bar.refresh()  # tqdm redraws at most every 0.1 s by itself
+    err = capsys.readouterr().err
+    assert "3 iterations (at most 500)" in err and "<" not in err  # no "<remaining" estimate

@@ -37,16 +37,34 @@ __all__ = ["Corpus", "read_corpus", "read_labels"]
 _SIDE_FILES = {"vocab.txt", "labels.txt", "doc_ids.txt"}
 
 
-def _open_text(path):
-    """Open a text file, transparently gunzipping ``*.gz``."""
-    if str(path).endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+def read_text(path, name="path"):
+    """The whole text of a UTF-8 file (gunzipped when ``*.gz``), refusing files that are not text.
+
+    A file holding a NUL byte, or bytes that do not decode as UTF-8, is refused with a
+    ``ValueError`` naming it: reading such a file with replacement characters would cluster
+    garbage without a word of warning.
+    """
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            data = handle.read()
+    except (OSError, EOFError) as exc:  # a truncated or fake .gz
+        raise ValueError(f"{name}: cannot read {str(path)!r} ({exc}).") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ValueError(f"{name}: {str(path)!r} is not a text file (a NUL byte at offset {nul}).")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{name}: {str(path)!r} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); convert it first, e.g. iconv -f latin1 -t utf-8."
+        ) from None
 
 
 def _read_lines(path):
-    with _open_text(path) as handle:
-        return [line.rstrip("\r\n") for line in handle]
+    # universal newlines, as a file opened in text mode reads them
+    return [line.rstrip("\r\n") for line in io.StringIO(read_text(path), newline=None)]
 
 
 def _read_list(path):
@@ -154,6 +172,44 @@ class Corpus:
         if isinstance(labels, (str, os.PathLike)):
             labels = read_labels(labels)
         return Corpus(self.counts, self.vocabulary, self.doc_ids, labels)
+
+    def drop_terms(self, stop_words=None, min_df=1):
+        """Return a copy without the stop words and the terms of too few documents.
+
+        Parameters
+        ----------
+        stop_words : {"english"}, iterable of str or None, default=None
+            Terms to drop: scikit-learn's English list, or your own (compared after lower-casing
+            both sides, as ``CountVectorizer`` compares them).
+        min_df : int >= 1 or float in (0, 1], default=1
+            Keep terms used by at least this many documents (a float: this share of them).
+
+        Documents left without terms stay in the corpus, empty (every model accepts them).
+        """
+        if isinstance(min_df, bool) or not isinstance(min_df, (int, float, np.integer,
+                                                               np.floating)):
+            raise TypeError(f"min_df must be a number; got {type(min_df).__name__}.")
+        if isinstance(min_df, (float, np.floating)):
+            if not 0 < min_df <= 1:
+                raise ValueError(f"min_df as a share must lie in (0, 1]; got {min_df!r}.")
+            min_df = int(np.ceil(min_df * self.n_documents))
+        elif min_df < 1:
+            raise ValueError(f"min_df must be an integer >= 1 or a share in (0, 1]; got {min_df}.")
+        keep = np.asarray((self.counts > 0).sum(axis=0)).ravel() >= min_df
+        if stop_words is not None:
+            if isinstance(stop_words, str):
+                if stop_words != "english":
+                    raise ValueError(f"stop_words must be 'english', a list of words or None; "
+                                     f"got {stop_words!r}.")
+                from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as stop_words
+            stop = {str(word).lower() for word in stop_words}
+            keep &= np.array([term.lower() not in stop for term in self.vocabulary], dtype=bool)
+        if not keep.any():
+            raise ValueError("no terms are left after dropping stop words and terms used by "
+                             f"fewer than {min_df} documents.")
+        columns = np.flatnonzero(keep)
+        return Corpus(self.counts[:, columns], self.vocabulary[columns], self.doc_ids,
+                      self.labels)
 
     # ------------------------------------------------------------------ writing
     def write(self, path, format="mtx"):
@@ -284,7 +340,7 @@ def _read_uci(path):
     vocab_path = next((c for c in candidates if os.path.isfile(c)), None)
     if vocab_path is None:
         raise FileNotFoundError(f"path: no vocab.{stem}.txt beside {path!r} (UCI bag-of-words).")
-    with _open_text(path) as handle:
+    with io.StringIO(read_text(path)) as handle:
         try:
             n_docs, n_words, nnz = (int(handle.readline()) for _ in range(3))
             triples = np.loadtxt(handle, dtype=np.int64, ndmin=2)
@@ -305,17 +361,13 @@ def _read_folder(path, **options):
     )
     if not files:
         raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt documents.")
-    texts = []
-    for f in files:
-        with _open_text(f) as handle:
-            texts.append(handle.read())
+    texts = [read_text(f) for f in files]
     ids = [os.path.splitext(os.path.basename(f))[0] for f in files]
     return Corpus.from_texts(texts, doc_ids=ids, **options)
 
 
 def _read_csv(path, text_column, id_column, label_column, **options):
-    with _open_text(path) as handle:
-        rows = list(csv.DictReader(handle))
+    rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
     if not rows:
         raise ValueError(f"path: CSV file {path!r} has no rows.")
     for role, column in (("text_column", text_column), ("id_column", id_column),

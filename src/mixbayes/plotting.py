@@ -26,53 +26,95 @@ def plot_elbo_trace(model, ax=None):
     """Plot the ELBO after every CAVI iteration (and the Gibbs log joint when present)."""
     fig, ax = _axes(ax)
     trace = getattr(model, "log_joint_trace_", None)
-    label = "log p(y, z) per Gibbs sweep"
+    title, label, step = "log joint per Gibbs sweep", "log p(y, z) (nats)", "sweep"
     if trace is None:
-        trace, label = model.elbo_trace_, "ELBO per CAVI iteration"
+        trace = model.elbo_trace_
+        title, label, step = "ELBO per CAVI iteration", "ELBO (nats)", "iteration"
     ax.plot(np.arange(1, len(trace) + 1), trace, marker=".", lw=1)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("nats")
-    ax.set_title(label)
+    ax.set_xlabel(step)
+    ax.set_ylabel(label)
+    ax.set_title(title)
+    _integer_ticks(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 
 
-def plot_top_words(model, vocabulary, n=10, ax=None):
-    """A grid of horizontal bar charts: each cluster's ``n`` most probable words."""
+def plot_top_words(model, vocabulary, n=10, max_panels=12):
+    """A grid of horizontal bar charts: the ``n`` most probable words of each cluster that
+    holds documents, the largest clusters first; with more than ``max_panels`` of them only
+    the largest are drawn, and the title says how many were left out."""
     import matplotlib.pyplot as plt
 
     K = model.components_.shape[0]
-    cols = min(K, 4)
-    rows = int(np.ceil(K / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 0.28 * n * rows + 1.2), squeeze=False)
-    words = model.top_words(vocabulary, n=n)
-    order = np.argsort(-model.components_, axis=1)[:, :n]
     sizes = np.bincount(model.labels_, minlength=K)
-    for k, axis in enumerate(axes.ravel()):
-        if k >= K:
+    words = model.top_words(vocabulary, n=n)
+    used = [k for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0 and words[k]]
+    shown = used[:max_panels]
+    cols = max(1, min(len(shown), 4))
+    rows = max(1, int(np.ceil(len(shown) / cols)))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 0.26 * n * rows + 1.0 * rows + 0.6),
+                             squeeze=False)
+    column_of = {term: j for j, term in enumerate(np.asarray(vocabulary, dtype=str))}
+    for panel, axis in enumerate(axes.ravel()):
+        if panel >= len(shown):
             axis.axis("off")
             continue
-        probs = model.components_[k, order[k, : len(words[k])]]
+        k = shown[panel]
+        probs = model.components_[k, [column_of[w] for w in words[k]]]
         axis.barh(np.arange(len(probs))[::-1], probs, color="C0")
         axis.set_yticks(np.arange(len(probs))[::-1], words[k], fontsize=8)
         axis.set_title(f"cluster {k} ({sizes[k]} docs)", fontsize=9)
+        axis.set_xlabel("word probability", fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
+    left_out = len(used) - len(shown)
+    empty = K - len(used)
+    heading = f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out else (
+        f"top words of {len(used)} cluster{'s' if len(used) != 1 else ''}")
+    if empty:
+        heading += f" ({empty} empty left out)"
+    fig.suptitle(heading, fontsize=10)
     fig.tight_layout()
     return fig
 
 
+def _integer_ticks(axis):
+    """Whole-number ticks on the x axis (numbers of clusters, sweeps) and plain numbers on the
+    y axis: no offset or scientific notation on log-likelihood scales."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    formatter = ScalarFormatter(useOffset=False)
+    formatter.set_scientific(False)
+    axis.yaxis.set_major_formatter(formatter)
+
+
 def plot_selection(selection, ax=None):
-    """Plot ELBO + log K! against K, marking the chosen K."""
-    fig, ax = _axes(ax)
-    ks = [row["k"] for row in selection.table]
-    scores = [row["score"] for row in selection.table]
-    ax.plot(ks, scores, marker="o")
-    ax.axvline(selection.best_k, color="C3", ls="--", label=f"chosen K = {selection.best_k}")
+    """Both criteria of :func:`~mixbayes.select_n_clusters` against K: ELBO + log K! (left
+    axis) and, when documents were held out, their log predictive likelihood (right axis),
+    each with its chosen K marked."""
+    fig, ax = _axes(ax, figsize=(7, 4.2))
+    ks = selection.column("k")
+    ax.plot(ks, selection.column("score"), "o-", color="C0", ms=4, label="ELBO + log K!")
+    ax.axvline(selection.best_k, color="C0", ls="--", lw=1,
+               label=f"chosen K = {selection.best_k} (ELBO + log K!)")
     ax.set_xlabel("number of clusters K")
-    ax.set_ylabel("ELBO + log K!")
-    ax.legend()
+    ax.set_ylabel("ELBO + log K! (nats)", color="C0")
+    _integer_ticks(ax)
     ax.grid(alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if selection.best_k_heldout is not None:
+        right = ax.twinx()
+        right.plot(ks, selection.column("heldout_log_likelihood"), "s-", color="C3", ms=4,
+                   label=f"held-out log likelihood ({selection.n_heldout} documents)")
+        right.axvline(selection.best_k_heldout, color="C3", ls=":", lw=1.5,
+                      label=f"chosen K = {selection.best_k_heldout} (held-out)")
+        right.set_ylabel("held-out log likelihood (nats)", color="C3")
+        _integer_ticks(right)
+        more = right.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    ax.legend(handles, labels, fontsize=8, loc="lower right")
+    ax.set_title("choice of the number of clusters")
     fig.tight_layout()
     return fig
 
@@ -101,7 +143,12 @@ def plot_gaussian_clusters(model, X, ax=None):
     if Y.shape[1] == 1:
         Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
     labels = model.predict(X)
-    ax.scatter(Y[:, 0], Y[:, 1], c=labels, cmap="tab10", s=8, alpha=0.7)
+    used = np.unique(labels)
+    colours = {k: f"C{i % 10}" for i, k in enumerate(used)}
+    for k in used:
+        mine = labels == k
+        ax.scatter(Y[mine, 0], Y[mine, 1], color=colours[k], s=8, alpha=0.7,
+                   label=f"cluster {k} ({mine.sum()} points)")
     for k in np.flatnonzero(model.weights_ > 0.01):
         mean = (model.means_[k] - centre) @ basis
         cov2 = basis.T @ model.covariance_matrix(k) @ basis
@@ -114,8 +161,10 @@ def plot_gaussian_clusters(model, X, ax=None):
                              angle=angle, fill=False, lw=1.5, color="black"))
         ax.plot(*mean, "k+", ms=10)
     ax.set_xlabel("x1" if d <= 2 else "principal component 1")
-    ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else ""))
+    ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else "(one feature)"))
     ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
+    if used.size <= 12:
+        ax.legend(fontsize=7, markerscale=2, loc="best")
     fig.tight_layout()
     return fig
 
@@ -128,12 +177,14 @@ def plot_topic_selection(selection, ax=None):
     ax.plot(ks, selection.column("log_bayes_factor"), "o-", color="C0")
     ax.axvline(selection.best_k, color="0.7", lw=1, zorder=0)
     ax.set_xlabel("number of topics K")
-    ax.set_ylabel("log Bayes factor vs K = 1", color="C0")
+    ax.set_ylabel("log Bayes factor vs K = 1 (nats)", color="C0")
+    _integer_ticks(ax)
     right = ax.twinx()
     right.plot(ks, selection.column("dispersion"), "--", color="C3")
     right.axhline(1.0, color="C3", lw=0.5, ls=":")
-    right.set_ylabel("dispersion", color="C3")
+    right.set_ylabel("residual dispersion", color="C3")
     ax.set_title(f"choice of K: {selection.best_k}")
+    fig.tight_layout()
     return fig
 
 
@@ -144,20 +195,26 @@ def plot_hdp_trace(model, nmi=None):
     resampled (one with a prior)."""
     import matplotlib.pyplot as plt
 
-    panels = [("clusters in use", model.trace_["n_dishes"]),
-              ("log p(y, seating)", model.trace_["log_joint"])]
+    panels = [("clusters in use", "clusters", model.trace_["n_dishes"]),
+              ("log p(y, seating)", "nats", model.trace_["log_joint"])]
     for field, symbol, prior in (("top_concentration", "γ0", model.top_concentration_prior),
                                  ("group_concentration", "α0", model.group_concentration_prior)):
         if prior is not None:
-            panels.append((f"{symbol} (resampled)", model.trace_[field]))
+            panels.append((f"{symbol} (resampled)", symbol, model.trace_[field]))
     if nmi is not None:
-        panels.insert(0, ("NMI against labels", np.atleast_2d(nmi)))
+        panels.insert(0, ("NMI against labels", "NMI", np.atleast_2d(nmi)))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
-    for axis, (title, values) in zip(axes.ravel(), panels):
+    for axis, (title, unit, values) in zip(axes.ravel(), panels):
         for chain, row in enumerate(values):
             axis.plot(np.arange(1, len(row) + 1), row, lw=1, label=f"chain {chain + 1}")
         axis.set_xlabel("sweep")
+        axis.set_ylabel(unit)
         axis.set_title(title, fontsize=10)
+        _integer_ticks(axis)
+        if unit == "clusters":
+            from matplotlib.ticker import MaxNLocator
+
+            axis.yaxis.set_major_locator(MaxNLocator(integer=True))
         axis.grid(alpha=0.3)
     if len(model.trace_) > 1:
         axes.ravel()[0].legend(fontsize=8)

@@ -277,3 +277,43 @@ def test_labels_match_predict_when_max_iter_stops_the_fit(seed):
         corpus.counts)
     assert model.converged_ is False
     np.testing.assert_array_equal(model.labels_, model.predict(corpus.counts))
+
+
+def test_select_n_clusters_held_out_criterion():
+    """The held-out likelihood is the exact predictive density of documents the fits never
+    saw: it finds the truth on data from the model, and the final model covers every
+    document."""
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 150, 4, mean_length=30, random_state=9)
+    selection = mb.select_n_clusters(corpus.counts, range(1, 8), verbose=0)
+    assert selection.n_heldout == 30 and selection.best_k_heldout == 4
+    assert selection.best_model.labels_.shape == (300,)
+    held = selection.column("heldout_log_likelihood")
+    assert held[3] > held[0] + 100  # four clusters predict far better than one
+    # the standard errors are those of the per-document differences to the best K
+    assert selection.table[np.argmax(held)]["heldout_standard_error"] == 0
+    assert all(row["heldout_standard_error"] > 0 for i, row in enumerate(selection.table)
+               if i != np.argmax(held))
+    plain = mb.select_n_clusters(corpus.counts, range(3, 5), heldout=0, verbose=0)
+    assert plain.best_k_heldout is None and plain.table[0]["heldout_log_likelihood"] is None
+    with pytest.raises(ValueError, match="heldout must be a share"):
+        mb.select_n_clusters(corpus.counts, range(1, 3), heldout=0.9)
+
+
+def test_log_predictive_density_matches_the_dirichlet_multinomial_mixture():
+    """Against a plain evaluation: the scalar Dirichlet-multinomial pmf of every document
+    under every cluster, mixed by the posterior mean weights."""
+    from scipy.special import logsumexp
+
+    from mixbayes.families.multinomial import dirichlet_multinomial_logpmf
+
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=15, random_state=4)
+    model = mb.DirichletMultinomialMixture(3, n_init=1).fit(corpus.counts[:50])
+    dense = corpus.counts[50:].toarray()
+    expected = [logsumexp([np.log(model.weights_[k])
+                           + dirichlet_multinomial_logpmf(row, model.word_concentration_[k])
+                           for k in range(3)]) for row in dense]
+    np.testing.assert_allclose(model.log_predictive_density(corpus.counts[50:]), expected,
+                               rtol=1e-10)
+    # a proper density over documents of one token: the probabilities of the p words add to 1
+    single = np.eye(corpus.n_terms, dtype=int)
+    assert np.exp(logsumexp(model.log_predictive_density(single))) == pytest.approx(1.0)

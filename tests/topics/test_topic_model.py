@@ -344,8 +344,9 @@ def test_cli_topics_end_to_end(tmp_path):
     assert len(summary["topics"]) == summary["n_topics"]
     assert (out / "selection.png").stat().st_size > 0
     assert len((out / "doc_topics.csv").read_text().splitlines()) == 121
-    # the truth (4 topics) inside 2:6: no note to widen the range
-    assert ("range searched" in result.stdout) == (summary["n_topics"] in (2, 6))
+    # the truth (4 topics) inside 2:6: a note only when the choice is at an end of the range
+    assert bool(summary["notes"]) == (summary["n_topics"] in (2, 6))
+    assert all(f"note: {note}" in result.stdout for note in summary["notes"])
     bad = subprocess.run([sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "none.mtx"),
                           "-k", "3", "-q"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1

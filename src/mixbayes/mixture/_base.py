@@ -200,7 +200,8 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
         trace = []
         converged, last_change = False, np.inf
-        with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}") as bar:
+        with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
+                      upper_bound=True) as bar:
             # buffer order: the local step overwrites the previous responsibilities (used up by
             # the last global step) and the global step overwrites the previous statistics and
             # expectations (used up by this local step), so the state returned - the one that

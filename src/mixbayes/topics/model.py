@@ -212,7 +212,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
             theta = theta / theta.sum(axis=0)
             omega = _init.start_weights(counts, theta)
             label = f"topics K={K}" + (f" start {number + 1}" if len(starts) > 1 else "")
-            with progress(self.max_iter, self.verbose, label) as bar:
+            with progress(self.max_iter, self.verbose, label, upper_bound=True) as bar:
                 def tick(iteration, L, theta):
                     bar.update()
                     bar.set_postfix_str(f"log posterior {L:.6g}", refresh=False)

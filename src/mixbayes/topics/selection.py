@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._progress import progress
+from .._selection import format_table, still_rising
 from .._validation import check_counts
 from . import _fit, _init
 from .evidence import topic_evidence
@@ -46,6 +47,39 @@ class TopicSelection:
         """One column of the table as an array."""
         return np.array([row[name] for row in self.table])
 
+    @property
+    def notes(self):
+        """Plain-language warnings about the choice: the log Bayes factor still rising at the
+        top of the range, or the choice at an end of it (K = 2, the smallest K the Bayes factor
+        against one topic allows, is not an edge to widen past)."""
+        ks = [row["k"] for row in self.table]
+        notes = []
+        if still_rising(ks, self.column("log_bayes_factor")):
+            notes.append(f"the log Bayes factor is still rising at the top of the range "
+                         f"({ks[0]}:{ks[-1]}) - it has not levelled off, so K = {self.best_k} is "
+                         "a lower bound; widen the range")
+        elif self.best_k == ks[-1] and len(ks) > 1:
+            notes.append(f"K = {self.best_k} is the top of the range searched ({ks[0]}:{ks[-1]}); "
+                         "a larger K may score higher - widen the range")
+        elif self.best_k == ks[0] and ks[0] > 2:
+            notes.append(f"K = {self.best_k} is the bottom of the range searched "
+                         f"({ks[0]}:{ks[-1]}); a smaller K may score higher - widen the range "
+                         "down to 2")
+        elif self.best_k == 2 and len(ks) > 1:
+            notes.append("K = 2 is the smallest K the search allows (the Bayes factor is "
+                         "against one topic); the data may hold no more than two topics")
+        return notes
+
+    def __str__(self):
+        columns = {"k": "d", "log_bayes_factor": ".1f", "dispersion": ".3g", "p_value": ".3g",
+                   "n_iter": "d"}
+        lines = [format_table(self.table, columns),
+                 f"chosen K = {self.best_k} by the log Bayes factor against one topic"]
+        return "\n".join(lines + [f"note: {note}" for note in self.notes])
+
+    def _repr_pretty_(self, printer, cycle):  # IPython shows the table too
+        printer.text(str(self))
+
     def plot(self, ax=None):
         """Log Bayes factor and dispersion against K (see
         :func:`mixbayes.plotting.plot_topic_selection`)."""
@@ -73,7 +107,7 @@ def _training_counts(model, X):
 
 
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=0):
+                    verbose=1):
     """Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
 
     Parameters
@@ -87,12 +121,14 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     scan_all : bool, default=False
         Fit every candidate instead of stopping after ``stop_after`` consecutive decreases.
     stop_after : int, default=2
-    verbose : int, default=0
-        Progress bar over the candidates.
+    verbose : int, default=1
+        0: silent; 1: a progress bar over the candidates once the search has run a few
+        seconds; 2: a bar from the start.
 
     Returns
     -------
     TopicSelection
+        ``print(selection)`` shows the table, the choice and any notes.
     """
     X = check_counts(X, "X")
     candidates = sorted({int(k) for k in candidates})

@@ -1,0 +1,329 @@
+"""The ``mixbayes`` command.
+
+::
+
+    mixbayes demo [--out DIR]
+    mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
+    mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
+    mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
+    mixbayes cluster POINTS --model hdp --groups FILE
+    mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
+
+Every run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
+``model.npz``, ``summary.json``, PNG figures) to ``--out`` and prints a short summary. Errors
+are one line on stderr and exit status 2 (usage) or 1 (anything else), never a traceback; a
+run that fails leaves ``--out`` as it was.
+
+The parser and the rules that tie options to models live here; each command runs in its own
+module (:mod:`.cluster`, :mod:`.topics`), sharing the readers (:mod:`._inputs`) and the
+writers (:mod:`._outputs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import warnings
+
+_MODELS = ("dmm", "gmm", "hdp")
+
+# option dest -> (flag users typed, models it applies to, default once it applies)
+_CLUSTER_OPTIONS = {
+    "n_components": ("-k", ("dmm", "gmm"), 10),
+    "select": ("--select", ("dmm",), None),
+    "inference": ("--inference", ("dmm",), "vb"),
+    "n_init": ("--n-init", ("dmm", "gmm"), 5),
+    "covariance_type": ("--covariance-type", ("gmm",), "full"),
+    "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
+    "n_iter": ("--n-iter", ("hdp",), 200),
+    "gamma0": ("--gamma0", ("hdp",), 1.0),
+    "alpha0": ("--alpha0", ("hdp",), 1.0),
+    "gamma0_prior": ("--gamma0-prior", ("hdp",), None),
+    "alpha0_prior": ("--alpha0-prior", ("hdp",), None),
+    "groups": ("--groups", ("hdp",), None),
+}
+# options for documents; refused where the input is points (gmm, hdp --groups)
+_TEXT_OPTIONS = {"text_column": ("--text-column", "text"),
+                 "stop_words": ("--stop-words", None),
+                 "min_df": ("--min-df", 1)}
+
+# estimator parameter names -> the flags a CLI user knows them by, for error messages
+_CLI_WORDS = {
+    "n_components": "-k", "candidates": "--select", "n_init": "--n-init",
+    "random_state": "--seed", "top_concentration_prior": "--gamma0-prior",
+    "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
+    "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
+    "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
+}
+
+
+def _parse_range(text):
+    """``LOW:HIGH`` or ``LOW:HIGH:STEP`` (both ends included when the step reaches HIGH)."""
+    try:
+        parts = [int(v) for v in text.split(":")]
+        if len(parts) not in (2, 3):
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--select must look like 2:30 or 10:100:10; got {text!r}") from None
+    lo, hi, step = parts + [1] * (3 - len(parts))
+    if lo < 1 or hi < lo or step < 1:
+        raise argparse.ArgumentTypeError(
+            f"--select must satisfy 1 <= low <= high and step >= 1; got {text!r}")
+    return range(lo, hi + 1, step)
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more; got {value}")
+    return value
+
+
+def _min_df(text):
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a count or a share; got {text!r}") from None
+        if not 0 < value <= 1:
+            raise argparse.ArgumentTypeError(f"a share must lie in (0, 1]; got {text!r}")
+        return value
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a count must be 1 or more; got {value}")
+    return value
+
+
+def _add_text_options(parser):
+    parser.add_argument("--text-column", default=None, metavar="NAME",
+                        help="CSV column holding the text (default: text)")
+    parser.add_argument("--stop-words", default=None, metavar="english|none|FILE",
+                        help="words to drop: scikit-learn's English list, none, or a file with "
+                        "one word per line (default: english for raw text - .txt, .csv, a "
+                        "folder -, none for count matrices)")
+    parser.add_argument("--min-df", type=_min_df, default=None, metavar="N",
+                        help="drop terms used by fewer than N documents (or a share such as "
+                        "0.01) (default: 1)")
+
+
+def _add_common(parser, out_default):
+    parser.add_argument("--out", default=out_default, metavar="DIR",
+                        help="output folder (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the files of an earlier run in --out (default: refuse "
+                        "to write into a folder that is not empty)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--top", type=_positive_int, default=10, metavar="N",
+                        help="top words shown per cluster or topic (default: %(default)s)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar (default: a bar on runs over a second)")
+
+
+def build_parser():
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="mixbayes", allow_abbrev=False,
+        description="Bayesian mixture-model clustering of documents (word counts or raw text) "
+        "and of real-valued points, with topic models and hierarchical Dirichlet processes.")
+    parser.add_argument("--version", action="version", version=f"mixbayes {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", allow_abbrev=False,
+                          help="cluster the embedded classic3 corpus (3,891 abstracts)",
+                          description="Cluster the embedded classic3 corpus into its three "
+                          "collections with the Dirichlet-multinomial mixture.")
+    _add_common(demo, "mixbayes-demo")
+
+    cluster = sub.add_parser(
+        "cluster", allow_abbrev=False, help="cluster documents or points",
+        description="Cluster the documents of INPUT (dmm, hdp) or its points (gmm, "
+        "hdp --groups). Options marked with a model apply to that model only; giving one to "
+        "another model is an error.")
+    cluster.add_argument("input", help="documents: .mtx[.gz] (+vocab.txt), UCI docword.*, "
+                         ".txt (one document per line), .csv with a text column, or a folder "
+                         "of .txt files; points (gmm, hdp --groups): a numeric .csv (optional "
+                         "header row) or .npy")
+    cluster.add_argument("--model", choices=_MODELS, default="dmm",
+                         help="dmm: Dirichlet-multinomial mixture of documents; gmm: Gaussian "
+                         "mixture of points; hdp: hierarchical Dirichlet process (documents, or "
+                         "points with --groups) (default: %(default)s)")
+    size = cluster.add_mutually_exclusive_group()
+    size.add_argument("-k", "--n-components", type=_positive_int, default=None, metavar="K",
+                      help="number of clusters (dmm), or an upper bound (gmm: unneeded "
+                      "components switch off) (default: 10)")
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH[:STEP]",
+                      help="dmm: fit every K in this range and choose one (ELBO + log K!, with "
+                      "held-out likelihood beside it)")
+    cluster.add_argument("--labels", default=None, metavar="FILE",
+                         help="one known label per document or point, to score the clustering")
+    cluster.add_argument("--inference", choices=("vb", "gibbs"), default=None,
+                         help="dmm: variational Bayes or collapsed Gibbs (default: vb)")
+    cluster.add_argument("--n-init", type=_positive_int, default=None, metavar="N",
+                         help="dmm, gmm: restarts, the best kept (default: 5)")
+    cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
+                         default=None, help="gmm: covariance of each component (default: full)")
+    cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
+                         help="gmm: added to every variance, relative to the data's (default: 1e-6)")
+    cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
+                         help="hdp: sweeps of the sampler (default: 200)")
+    cluster.add_argument("--gamma0", type=float, default=None,
+                         help="hdp: top-level concentration (default: 1)")
+    cluster.add_argument("--alpha0", type=float, default=None,
+                         help="hdp: group-level concentration (default: 1)")
+    for name in ("gamma0", "alpha0"):
+        cluster.add_argument(f"--{name}-prior", type=float, nargs=2, default=None,
+                             metavar=("SHAPE", "RATE"),
+                             help=f"hdp: a Gamma prior on {name}, then resampled every sweep "
+                             f"from --{name} (default: none, {name} fixed)")
+    cluster.add_argument("--groups", default=None, metavar="FILE",
+                         help="hdp: the group of every point, one per line; INPUT is then "
+                         "points, clustered by the Gaussian kernel")
+    _add_text_options(cluster)
+    _add_common(cluster, "mixbayes-out")
+
+    topics = sub.add_parser("topics", allow_abbrev=False,
+                            help="fit a topic model (every document mixes topics)",
+                            description="Fit a topic model to the documents of INPUT by joint "
+                            "MAP, with K given or chosen by the Laplace marginal likelihood.")
+    topics.add_argument("input", help="documents: .mtx[.gz] (+vocab.txt), UCI docword.*, .txt, "
+                        ".csv with a text column, or a folder of .txt files")
+    size = topics.add_mutually_exclusive_group(required=True)
+    size.add_argument("-k", "--n-components", type=_positive_int, default=None, metavar="K",
+                      help="number of topics")
+    size.add_argument("--select", type=_parse_range, default=None, metavar="LOW:HIGH[:STEP]",
+                      help="choose K in this range (LOW >= 2) by the Laplace marginal likelihood")
+    topics.add_argument("--scan-all", action="store_true",
+                        help="fit every K of --select (default: stop after two decreases)")
+    topics.add_argument("--labels", default=None, metavar="FILE",
+                        help="one known label per document, to score each document's main topic")
+    _add_text_options(topics)
+    _add_common(topics, "mixbayes-topics")
+    return parser
+
+
+def _flag(option):
+    return option.split(" ")[0]
+
+
+def _apply_rules(args):
+    """Refuse options that do not apply to the chosen model, then fill in the defaults.
+
+    Returns the settings (every option the run uses, with its value) for ``summary.json``.
+    """
+    if args.command == "demo":
+        return dict(command="demo", input="classic3 (embedded)", model="dmm", n_components=3,
+                    seed=args.seed, top=args.top)
+    points = False
+    settings = dict(command=args.command, input=args.input)
+    if args.command == "cluster":
+        model = args.model
+        points = model == "gmm" or args.groups is not None
+        settings["model"] = model
+        for dest, (flag, models, default) in _CLUSTER_OPTIONS.items():
+            value = getattr(args, dest)
+            if value is not None and model not in models:
+                hint = ""
+                if dest in ("n_components", "select") and model == "hdp":
+                    hint = " (the HDP chooses the number of clusters itself)"
+                elif dest == "select" and model == "gmm":
+                    hint = (" (a Gaussian mixture switches unneeded components off: give an "
+                            "upper bound with -k)")
+                raise ValueError(f"{flag} applies to --model {' or '.join(models)}, not "
+                                 f"--model {model}{hint}.")
+            if value is None:
+                setattr(args, dest, default)
+            if model in models and not (dest == "n_components" and args.select is not None):
+                settings[dest] = getattr(args, dest)
+    else:
+        settings.update(n_components=args.n_components, scan_all=args.scan_all)
+    for dest, (flag, default) in _TEXT_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is not None and points:
+            raise ValueError(f"{flag} is for documents; the input of --model "
+                             f"{args.model}{' --groups' if args.groups else ''} is points.")
+        if value is None:
+            setattr(args, dest, default)
+        if not points:
+            settings[dest] = getattr(args, dest)
+    if args.select is not None:
+        settings["select"] = range_text(args.select)
+    settings.update(labels=args.labels, seed=args.seed, top=args.top, out=args.out)
+    return settings
+
+
+def range_text(candidates):
+    """The searched range as ``LOW:HIGH`` or ``LOW:HIGH:STEP``, HIGH the last K searched."""
+    text = f"{candidates[0]}:{candidates[-1]}"
+    return text if candidates.step == 1 else f"{text}:{candidates.step}"
+
+
+def cli_words(message):
+    """Name the estimators' parameters in a message by the flags a CLI user typed."""
+    for name in sorted(_CLI_WORDS, key=len, reverse=True):
+        message = re.sub(rf"(?<![\w-]){name}(?![\w-])", _CLI_WORDS[name], message)
+    return message
+
+
+def run(args, stream=None):
+    """Run the parsed command and print its summary to ``stream`` (default: standard output);
+    returns the exit status.
+
+    The summary is printed only once the output folder is in place, so that a reader who
+    leaves early (``| head``) cannot cost the run its files.
+    """
+    import io
+
+    from ._outputs import OutputFolder
+
+    settings = _apply_rules(args)
+    verbose = 0 if args.quiet else 1
+    text = io.StringIO()
+    with OutputFolder(args.out, force=args.force) as out:
+        if args.command == "topics":
+            from .topics import run_topics
+
+            status = run_topics(args, settings, out, verbose, text)
+        else:
+            from . import cluster
+
+            status = cluster.run_cluster(args, settings, out, verbose, text)
+    stream = sys.stdout if stream is None else stream
+    stream.write(text.getvalue())
+    stream.flush()
+    return status
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = run(args)
+        from ..exceptions import ConvergenceWarning
+
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                print(f"warning: {cli_words(str(w.message))}", file=sys.stderr)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # `mixbayes ... | head`: the reader left; the run itself finished. Point stdout at
+        # /dev/null so that the interpreter's final flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("mixbayes: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the message held
+        print(f"mixbayes: error: {cli_words(message)}", file=sys.stderr)
+        return 1

@@ -1,0 +1,186 @@
+"""Reading what the command line is given: documents, points, labels and groups.
+
+Every failure is a ``ValueError`` naming the file and, for tables, the line and column
+(both 1-based, counting every line of the file) so that the user can open it and look.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import numpy as np
+
+_RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
+_POINTS_HINT = ("cluster points with --model gmm, or points within groups with --model hdp "
+                "--groups FILE")
+
+
+def is_raw_text(path):
+    """Whether ``path`` holds raw text to tokenise (not a count matrix)."""
+    name = os.path.basename(os.fspath(path))
+    if os.path.isdir(path):
+        import glob
+
+        return not (glob.glob(os.path.join(path, "*.mtx*"))
+                    or glob.glob(os.path.join(path, "docword.*.txt*")))
+    return name.endswith(_RAW_TEXT) and not name.startswith("docword.")
+
+
+def _stop_words(option, raw_text):
+    """``--stop-words``: None (keep all), "english", or the words of a file."""
+    from ..corpus import read_text
+    from .._validation import check_file
+
+    if option is None:
+        return "english" if raw_text else None
+    if option.lower() == "none":
+        return None
+    if option.lower() == "english":
+        return "english"
+    if not os.path.isfile(option):
+        raise ValueError(f"--stop-words must be english, none or a file of words; no file "
+                         f"named {option!r}.")
+    words = read_text(check_file(option, "--stop-words"), "--stop-words").split()
+    if not words:
+        raise ValueError(f"--stop-words: {option!r} holds no words.")
+    return words
+
+
+def _looks_numeric(path):
+    """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
+    from ..corpus import read_text
+
+    rows = csv.reader(io.StringIO(read_text(path, "input"), newline=""))
+    for row in rows:
+        try:
+            [float(v) for v in row]
+        except ValueError:
+            continue  # a header row
+        return bool(row)
+    return False
+
+
+def read_documents(args):
+    """The corpus of ``args.input`` with ``--labels``, ``--stop-words`` and ``--min-df``
+    applied; returns ``(corpus, stop_words_used)``."""
+    from ..corpus import read_corpus
+
+    path = args.input
+    if path.endswith(".npy"):
+        raise ValueError(f"input: {path!r} holds an array of points, not documents; "
+                         f"{_POINTS_HINT}.")
+    raw = os.path.exists(path) and is_raw_text(path)
+    options = {}
+    if path.endswith((".csv", ".csv.gz")):
+        options["text_column"] = args.text_column
+        try:
+            corpus = read_corpus(path, labels=args.labels, **options)
+        except ValueError as exc:
+            if "text_column" in str(exc) and _looks_numeric(path):
+                raise ValueError(f"input: {path!r} is a numeric table with no "
+                                 f"{args.text_column!r} column of text; {_POINTS_HINT}.") from None
+            raise ValueError(str(exc).replace("text_column", "--text-column")) from None
+    else:
+        corpus = read_corpus(path, labels=args.labels)
+    stop_words = _stop_words(args.stop_words, raw)
+    if stop_words is not None or args.min_df != 1:
+        corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df)
+    return corpus, stop_words
+
+
+def read_points(path):
+    """Points from a ``.npy`` file or a numeric CSV (an optional header row is skipped).
+
+    Returns an (n, d) float array with no missing, NaN or infinite value.
+    """
+    from ..corpus import read_text
+    from .._validation import check_file
+
+    path = check_file(path, "input")
+    if os.path.isdir(path):
+        raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
+    if path.endswith(".npy"):
+        return _points_from_npy(path)
+    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv")):
+        raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
+    text = read_text(path, "input")
+    first = next((line for line in text.splitlines()
+                  if line.strip() and not line.startswith("#")), "")
+    delimiter = next((d for d in (",", "\t", ";") if d in first), None)
+    header, rows = None, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = ([v.strip() for v in next(csv.reader([line], delimiter=delimiter))]
+                  if delimiter else line.split())
+        if header is None and not rows and not _all_numbers(fields):
+            header = fields
+            continue
+        rows.append((number, fields))
+    if not rows:
+        raise ValueError(f"input: {path!r} holds no points (the file is empty or has a header "
+                         "row only).")
+    width = len(header) if header is not None else len(rows[0][1])
+    values = np.empty((len(rows), width))
+    for i, (number, fields) in enumerate(rows):
+        if len(fields) != width:
+            raise ValueError(f"input: {path!r} line {number} has {len(fields)} values; "
+                             f"expected {width} (as on the {'header' if header else 'first'} "
+                             "row).")
+        for j, field in enumerate(fields):
+            where = f"input: {path!r} line {number}, column {j + 1}" + (
+                f" ({header[j]!r})" if header is not None else "")
+            if field == "" or field.upper() in ("NA", "NAN", "NULL", "?"):
+                shown = f" ({field!r})" if field else ""
+                raise ValueError(f"{where}: a missing value{shown}; remove or impute the row "
+                                 "first.")
+            try:
+                values[i, j] = float(field)
+            except ValueError:
+                raise ValueError(f"{where}: {field!r} is not a number; is this a table of "
+                                 "points?") from None
+            if not np.isfinite(values[i, j]):
+                raise ValueError(f"{where}: {field!r} is not a finite number.")
+    return values
+
+
+def _all_numbers(fields):
+    try:
+        [float(v) for v in fields]
+    except ValueError:
+        return False
+    return True
+
+
+def _points_from_npy(path):
+    try:
+        X = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"input: {path!r} is not a readable .npy array ({exc}).") from None
+    if not isinstance(X, np.ndarray) or X.dtype.kind not in "biuf":
+        raise ValueError(f"input: {path!r} holds {getattr(X, 'dtype', type(X))} values; points "
+                         "must be numbers.")
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.size == 0:
+        raise ValueError(f"input: {path!r} holds an array of shape {X.shape}; points need "
+                         "shape (n_points, n_features) with at least one of each.")
+    X = X.astype(float)
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        row, column = bad[0] + 1
+        raise ValueError(f"input: {path!r} row {row}, column {column}: {X[tuple(bad[0])]} is "
+                         f"not a finite number ({len(bad)} such values).")
+    return X
+
+
+def read_sidecar(path, name, n, what):
+    """One label (or group) per point from ``path``; its length must be ``n``."""
+    from ..corpus import read_labels
+
+    values = read_labels(path)
+    if values.shape != (n,):
+        raise ValueError(f"--{name} has {values.size} entries but the input has {n} {what}.")
+    return values

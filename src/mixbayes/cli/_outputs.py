@@ -1,0 +1,118 @@
+"""Writing a run's files and printing its summary, the same way for every command."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+# every file some run writes: what --force may replace in a folder used before
+OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
+                "model.npz", "summary.json", "selection.csv", "trace.csv", "convergence.png",
+                "top_words.png", "selection.png", "scatter.png", "trace.png")
+SHOWN = 20  # clusters or topics printed; the rest are in the JSON file
+
+
+class OutputFolder:
+    """Stage a run's files in a hidden folder beside ``--out``; move them in only when the
+    run succeeds, so that a failed run leaves ``--out`` as it was and a reused folder never
+    mixes two runs' files.
+
+    An existing, non-empty ``--out`` is refused unless ``force``, which removes the files an
+    earlier run wrote there (other files are left alone) before this run's move in.
+    """
+
+    def __init__(self, target, force=False):
+        self.target = os.fspath(target)
+        self.force = force
+        self.path = None
+
+    def __enter__(self):
+        if os.path.exists(self.target) and not os.path.isdir(self.target):
+            raise ValueError(f"--out: {self.target!r} is a file, not a folder.")
+        if os.path.isdir(self.target) and os.listdir(self.target) and not self.force:
+            raise ValueError(f"--out: {self.target!r} already holds files; choose another "
+                             "folder, or pass --force to replace an earlier run's files.")
+        parent = os.path.dirname(os.path.abspath(self.target))
+        os.makedirs(parent, exist_ok=True)
+        self.path = tempfile.mkdtemp(prefix=".mixbayes-partial-", dir=parent)
+        return self
+
+    def file(self, name):
+        """The staged path of output file ``name``."""
+        return os.path.join(self.path, name)
+
+    def __exit__(self, kind, value, traceback):
+        if kind is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return False
+        if not os.path.isdir(self.target):
+            os.replace(self.path, self.target)
+            return False
+        for name in OUTPUT_FILES:
+            old = os.path.join(self.target, name)
+            if os.path.isfile(old):
+                os.unlink(old)
+        for name in os.listdir(self.path):
+            os.replace(os.path.join(self.path, name), os.path.join(self.target, name))
+        os.rmdir(self.path)
+        return False
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(value, handle, indent=2, default=_plain)
+
+
+def _plain(value):
+    """JSON for numpy scalars and ranges (numbers stay numbers)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, (np.ndarray, range, tuple)):
+        return list(value)
+    return str(value)
+
+
+def write_rows(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def save_figure(fig, path):
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def print_groups(entries, unit, size_text, stream, where, body=None, shown=SHOWN):
+    """Print clusters or topics the same way for every model: the largest first (by
+    ``entry["sort"]``), and how many were left out.
+
+    ``entries`` are dicts with the index under ``unit``; ``size_text(entry)`` formats the part
+    in brackets and ``body(entry)`` what follows (default: the top words by probability);
+    ``where`` names the file that lists them all.
+    """
+    if body is None:
+        def body(entry):
+            return " ".join(entry["top_words"]) or f"(no words: an empty {unit})"
+    ordered = sorted(entries, key=lambda e: -e["sort"])
+    for entry in ordered[:shown]:
+        print(f"  {unit} {entry[unit]:>3} ({size_text(entry)}): {body(entry)}", file=stream)
+    if len(ordered) > shown:
+        print(f"  ... and {len(ordered) - shown} smaller {unit}s not shown (all "
+              f"{len(ordered)} are in {where})", file=stream)
+
+
+def mean_text(entry):
+    """A cluster's mean, its first four coordinates."""
+    mean = ", ".join(f"{v:.3g}" for v in entry["mean"][:4])
+    return f"mean [{mean}{', ...' if len(entry['mean']) > 4 else ''}]"

@@ -1,0 +1,311 @@
+"""``mixbayes cluster`` (and ``mixbayes demo``): one function per model."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import range_text
+from ._inputs import read_documents, read_points, read_sidecar
+from ._outputs import mean_text, print_groups, save_figure, write_json, write_rows
+
+
+def run_cluster(args, settings, out, verbose, stream):
+    start = time.perf_counter()
+    if args.command == "demo":
+        return _run_dmm(args, settings, out, verbose, stream, start)
+    if args.model == "gmm":
+        return _run_gmm(args, settings, out, verbose, stream, start)
+    if args.model == "hdp":
+        if args.groups is not None:
+            return _run_hdp_points(args, settings, out, verbose, stream, start)
+        return _run_hdp(args, settings, out, verbose, stream, start)
+    return _run_dmm(args, settings, out, verbose, stream, start)
+
+
+def _scores(summary, known, predicted):
+    from .. import metrics
+
+    if known is not None:
+        summary["scores"] = metrics.clustering_report(known, predicted)
+
+
+def _print_scores(summary, stream, what=""):
+    if "scores" in summary:
+        s = summary["scores"]
+        print(f"against known labels{what}: NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}  "
+              f"purity {s['purity']:.3f}", file=stream)
+
+
+# ---------------------------------------------------------------------- dmm
+def _run_dmm(args, settings, out, verbose, stream, start):
+    from .. import datasets, plotting
+    from ..mixture import DirichletMultinomialMixture, select_n_clusters
+    from ..persist import save
+
+    if args.command == "demo":
+        corpus = datasets.load_classic3()
+        estimator = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose)
+    else:
+        corpus, stop_words = read_documents(args)
+        settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
+            f"{len(stop_words)} words from {args.stop_words}")
+        estimator = DirichletMultinomialMixture(
+            args.n_components, inference=args.inference, n_init=args.n_init,
+            random_state=args.seed, verbose=verbose)
+    selection = None
+    if getattr(args, "select", None) is not None:
+        selection = select_n_clusters(corpus.counts, args.select, estimator, verbose=verbose,
+                                      random_state=args.seed)
+        model = selection.best_model
+    else:
+        model = estimator.fit(corpus.counts)
+    settings["n_components"] = int(model.n_components)
+    elapsed = time.perf_counter() - start
+
+    proba = model.predict_proba(corpus.counts)
+    known = corpus.labels
+    write_rows(out.file("assignments.csv"),
+               ["doc_id", "cluster", "probability"] + (["label"] if known is not None else []),
+               ([doc, int(k), f"{proba[i, k]:.6f}"] + ([known[i]] if known is not None else [])
+                for i, (doc, k) in enumerate(zip(corpus.doc_ids, model.labels_))))
+    sizes = np.bincount(model.labels_, minlength=model.n_components)
+    words = model.top_words(corpus.vocabulary, n=args.top)
+    lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
+    clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
+                     top_words=words[k], top_words_by_lift=lifts[k])
+                for k in range(model.n_components)]
+    write_json(out.file("clusters.json"), clusters)
+    save(model, out.file("model.npz"))
+    summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
+                   n_components=int(model.n_components), elbo=float(model.elbo_),
+                   n_iter=int(model.n_iter_), converged=bool(model.converged_),
+                   seconds=round(elapsed, 3))
+    _scores(summary, known, model.labels_)
+    if selection is not None:
+        summary.update(selection=selection.table, best_k=selection.best_k,
+                       best_k_heldout=selection.best_k_heldout, n_heldout=selection.n_heldout,
+                       notes=selection.notes)
+        write_rows(out.file("selection.csv"),
+                   ["k", "elbo", "log_k_factorial", "score", "heldout_log_likelihood",
+                    "n_occupied", "converged"],
+                   ([row[c] for c in ("k", "elbo", "log_k_factorial", "score",
+                                      "heldout_log_likelihood", "n_occupied", "converged")]
+                    for row in selection.table))
+        save_figure(selection.plot(), out.file("selection.png"))
+    save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
+    save_figure(plotting.plot_top_words(model, corpus.vocabulary, n=args.top),
+                out.file("top_words.png"))
+    write_json(out.file("summary.json"), summary)
+
+    print(f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
+          f"{summary['n_components']} clusters in {elapsed:.1f} s (ELBO {model.elbo_:.1f}, "
+          f"{model.n_iter_} iterations{'' if model.converged_ else ', NOT converged'})",
+          file=stream)
+    if selection is not None:
+        print(f"choice of K over {range_text(args.select)}:", file=stream)
+        print(str(selection), file=stream)
+    print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
+                 lambda c: f"{c['size']:>5} docs", stream, "clusters.json")
+    _print_scores(summary, stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0
+
+
+# ---------------------------------------------------------------------- gmm
+def _run_gmm(args, settings, out, verbose, stream, start):
+    from .. import plotting
+    from ..mixture import VariationalGaussianMixture
+    from ..persist import save
+
+    X = read_points(args.input)
+    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
+    if args.n_components > X.shape[0]:
+        raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
+                         f"{args.n_components}.")
+    options = dict(covariance_type=args.covariance_type, n_init=args.n_init,
+                   random_state=args.seed, verbose=verbose)
+    if "reg_covar" in VariationalGaussianMixture().get_params():
+        options["reg_covar"] = args.reg_covar
+    else:
+        settings.pop("reg_covar", None)
+    model = VariationalGaussianMixture(args.n_components, **options).fit(X)
+    elapsed = time.perf_counter() - start
+    proba = model.predict_proba(X)
+    write_rows(out.file("assignments.csv"),
+               ["index", "cluster", "probability"] + (["label"] if known is not None else []),
+               ([i, int(k), f"{proba[i, k]:.6f}"] + ([known[i]] if known is not None else [])
+                for i, k in enumerate(model.labels_)))
+    sizes = np.bincount(model.labels_, minlength=model.n_components)
+    clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
+                     mean=model.means_[k].tolist()) for k in range(model.n_components)]
+    write_json(out.file("clusters.json"), clusters)
+    save(model, out.file("model.npz"))
+    summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
+                   n_effective_components=model.n_effective_components_,
+                   elbo=float(model.elbo_), n_iter=int(model.n_iter_),
+                   converged=bool(model.converged_), seconds=round(elapsed, 3))
+    _scores(summary, known, model.labels_)
+    save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
+    save_figure(plotting.plot_gaussian_clusters(model, X), out.file("scatter.png"))
+    write_json(out.file("summary.json"), summary)
+
+    print(f"{summary['n_samples']} points x {summary['n_features']} features -> "
+          f"{model.n_effective_components_} effective components of {model.n_components} in "
+          f"{elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
+    print_groups([dict(c, sort=c["size"]) for c in clusters if c["size"]], "cluster",
+                 lambda c: f"{c['size']:>5} points, weight {c['weight']:.3f}", stream,
+                 "clusters.json", body=mean_text)
+    _print_scores(summary, stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0
+
+
+# ---------------------------------------------------------------------- hdp
+def _hdp_model(args, verbose, kernel):
+    from ..hdp import HDPMixture
+
+    return HDPMixture(kernel, n_iter=args.n_iter, random_state=args.seed, verbose=verbose,
+                      top_concentration=args.gamma0, group_concentration=args.alpha0,
+                      top_concentration_prior=args.gamma0_prior,
+                      group_concentration_prior=args.alpha0_prior)
+
+
+def _hdp_summary(model, settings, **sizes):
+    """The summary's common part; a resampled concentration's posterior mean goes into the
+    settings beside its prior."""
+    for name, mean in (("gamma0", model.top_concentration_),
+                       ("alpha0", model.group_concentration_)):
+        if settings.get(f"{name}_prior") is not None:
+            settings[f"{name}_posterior_mean"] = round(float(mean), 6)
+    return dict(settings=settings, **sizes, n_clusters=int(model.n_components_))
+
+
+def _write_hdp_trace(out, model, nmi_trace):
+    """trace.csv and trace.png (clusters, tables, log joint and NMI per sweep) and model.npz."""
+    from .. import plotting
+    from ..persist import save
+
+    header = ["chain", "sweep", "n_clusters", "n_tables", "log_joint", "gamma0", "alpha0"]
+    rows = []
+    for chain, row in enumerate(model.trace_):
+        for sweep, entry in enumerate(row):
+            rows.append([chain, sweep + 1, entry["n_dishes"], entry["n_tables"],
+                         f"{entry['log_joint']:.6f}", f"{entry['top_concentration']:.6g}",
+                         f"{entry['group_concentration']:.6g}"]
+                        + ([f"{nmi_trace[chain][sweep]:.6f}"] if nmi_trace else []))
+    write_rows(out.file("trace.csv"), header + (["nmi"] if nmi_trace else []), rows)
+    save_figure(plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None),
+                out.file("trace.png"))
+    save(model, out.file("model.npz"))
+
+
+def _print_hdp_header(model, what, args, elapsed, stream):
+    print(f"{what} -> {model.n_components_} clusters after {args.n_iter} sweeps in "
+          f"{elapsed:.1f} s", file=stream)
+
+
+def _run_hdp_points(args, settings, out, verbose, stream, start):
+    """Points within groups: the Gaussian kernel."""
+    from .. import metrics
+
+    X = read_points(args.input)
+    groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
+    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
+    nmi_trace = []
+
+    def point_nmi(chain, sweep, info):
+        if chain == len(nmi_trace):
+            nmi_trace.append([])
+        nmi_trace[chain].append(metrics.nmi(known, info["labels"]))
+
+    model = _hdp_model(args, verbose, "gaussian")
+    model.fit(X, groups=groups, callback=point_nmi if known is not None else None)
+    elapsed = time.perf_counter() - start
+    write_rows(out.file("assignments.csv"),
+               ["index", "group", "cluster"] + (["label"] if known is not None else []),
+               ([i, groups[i], int(k)] + ([known[i]] if known is not None else [])
+                for i, k in enumerate(model.labels_)))
+    sizes = np.bincount(model.labels_, minlength=model.n_components_)
+    clusters = [dict(cluster=k, points=int(sizes[k]), mean=model.components_[k].tolist())
+                for k in range(model.n_components_)]
+    write_json(out.file("clusters.json"), clusters)
+    _write_hdp_trace(out, model, nmi_trace)
+    summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
+                           n_features=int(X.shape[1]), n_groups=int(model.n_groups_))
+    _scores(summary, known, model.labels_)
+    summary.update(seconds=round(elapsed, 3), warnings=_trend_warnings(model))
+    write_json(out.file("summary.json"), summary)
+    _print_hdp_header(model, f"{X.shape[0]} points in {model.n_groups_} groups", args, elapsed,
+                      stream)
+    print_groups([dict(c, sort=c["points"]) for c in clusters], "cluster",
+                 lambda c: f"{c['points']:>6} points", stream, "clusters.json", body=mean_text)
+    _print_scores(summary, stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0
+
+
+def _trend_warnings(model):
+    """The sampler's own convergence warnings (a trend at the end of the chain, R-hat)."""
+    return list(getattr(model, "convergence_warnings_", []))
+
+
+def _run_hdp(args, settings, out, verbose, stream, start):
+    """Documents as groups of tokens: the categorical kernel."""
+    from .. import metrics
+
+    corpus, stop_words = read_documents(args)
+    settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
+        f"{len(stop_words)} words from {args.stop_words}")
+    keep = np.flatnonzero(np.asarray(corpus.counts.sum(axis=1)).ravel() > 0)
+    if keep.size == 0:
+        raise ValueError(f"input: every document of {args.input!r} is empty (after dropping "
+                         "stop words).")
+    if keep.size < corpus.n_documents:
+        print(f"{corpus.n_documents - keep.size} empty document(s) left out", file=stream)
+    X = corpus.counts[keep]
+    known = None if corpus.labels is None else np.asarray(corpus.labels)[keep]
+    group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
+    nmi_trace = []
+
+    def majority_nmi(chain, sweep, info):
+        names, index = np.unique(info["labels"], return_inverse=True)
+        counts = np.zeros((X.shape[0], names.size), dtype=np.int64)
+        np.add.at(counts, (group_of, index), 1)
+        if chain == len(nmi_trace):
+            nmi_trace.append([])
+        nmi_trace[chain].append(metrics.nmi(known, counts.argmax(axis=1), "geometric"))
+
+    model = _hdp_model(args, verbose, "categorical")
+    model.fit(X, callback=majority_nmi if known is not None else None)
+    elapsed = time.perf_counter() - start
+    shares = np.zeros(X.shape[0])
+    np.add.at(shares, group_of, model.labels_ == model.group_labels_[group_of])
+    shares /= np.bincount(group_of, minlength=X.shape[0])
+    write_rows(out.file("assignments.csv"),
+               ["doc_id", "cluster", "token_share"] + (["label"] if known is not None else []),
+               ([corpus.doc_ids[i], int(model.group_labels_[row]), f"{shares[row]:.4f}"]
+                + ([known[row]] if known is not None else []) for row, i in enumerate(keep)))
+    words = model.top_words(corpus.vocabulary, n=args.top)
+    lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
+    tokens = np.bincount(model.labels_, minlength=model.n_components_)
+    documents = np.bincount(model.group_labels_, minlength=model.n_components_)
+    clusters = [dict(cluster=k, documents=int(documents[k]), tokens=int(tokens[k]),
+                     top_words=words[k], top_words_by_lift=lifts[k])
+                for k in range(model.n_components_)]
+    write_json(out.file("clusters.json"), clusters)
+    _write_hdp_trace(out, model, nmi_trace)
+    summary = _hdp_summary(model, settings, n_documents=int(X.shape[0]),
+                           n_terms=int(X.shape[1]), n_tokens=int(X.sum()))
+    _scores(summary, known, model.group_labels_)
+    summary.update(seconds=round(elapsed, 3), warnings=_trend_warnings(model))
+    write_json(out.file("summary.json"), summary)
+    _print_hdp_header(model, f"{X.shape[0]} documents ({summary['n_tokens']} tokens)", args,
+                      elapsed, stream)
+    print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
+                 lambda c: f"{c['documents']:>5} docs, {c['tokens']:>6} tokens", stream,
+                 "clusters.json")
+    _print_scores(summary, stream, " (majority cluster per document)")
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0

@@ -1,0 +1,78 @@
+"""``mixbayes topics``: fit (or choose K and fit) a topic model."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._inputs import read_documents
+from ._outputs import print_groups, save_figure, write_json, write_rows
+
+
+def run_topics(args, settings, out, verbose, stream):
+    """Write topics.json, doc_topics.csv, model.npz, summary.json and, with --select,
+    selection.csv and selection.png."""
+    from .. import metrics
+    from ..persist import save
+    from ..topics import TopicModel, select_n_topics
+
+    start = time.perf_counter()
+    corpus, stop_words = read_documents(args)
+    settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
+        f"{len(stop_words)} words from {args.stop_words}")
+    estimator = TopicModel(args.n_components or 2, random_state=args.seed, verbose=verbose)
+    selection = None
+    if args.select is not None:
+        if args.select.start < 2:
+            raise ValueError("--select must start at 2 or more topics (the Bayes factor is "
+                             "against one topic).")
+        selection = select_n_topics(corpus.counts, args.select, estimator,
+                                    scan_all=args.scan_all, verbose=verbose)
+        model = selection.best_model
+        columns = ["k", "log_bayes_factor", "dispersion", "df", "p_value", "log_posterior",
+                   "n_iter", "seconds"]
+        write_rows(out.file("selection.csv"), columns,
+                   ([f"{row[c]:.6g}" for c in columns] for row in selection.table))
+        save_figure(selection.plot(), out.file("selection.png"))
+    else:
+        model = estimator.fit(corpus.counts)
+    settings["n_components"] = int(model.n_components)
+    elapsed = time.perf_counter() - start
+    by_probability = model.top_words(corpus.vocabulary, args.top)
+    by_lift = model.top_words(corpus.vocabulary, args.top, by="lift")
+    topics = [dict(topic=int(k), usage=float(model.usage_[k]), top_words=by_probability[k],
+                   top_words_by_lift=by_lift[k])
+              for k in np.argsort(-model.usage_, kind="stable")]
+    main_topic = model.doc_topic_.argmax(axis=1)
+    summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
+                   n_topics=int(model.n_components), log_posterior=float(model.log_posterior_),
+                   n_iter=int(model.n_iter_), seconds=round(elapsed, 3))
+    if corpus.labels is not None:
+        summary["scores"] = metrics.clustering_report(corpus.labels, main_topic)
+    if selection is not None:
+        summary.update(selection=selection.table, best_k=selection.best_k,
+                       notes=selection.notes)
+    write_json(out.file("topics.json"), dict(summary, topics=topics))
+    write_json(out.file("summary.json"), summary)
+    known = corpus.labels
+    write_rows(out.file("doc_topics.csv"),
+               ["document"] + [f"topic{k}" for k in range(model.n_components)]
+               + ["main_topic"] + (["label"] if known is not None else []),
+               ([doc] + [f"{v:.6g}" for v in row] + [int(main_topic[i])]
+                + ([known[i]] if known is not None else [])
+                for i, (doc, row) in enumerate(zip(corpus.doc_ids, model.doc_topic_))))
+    save(model, out.file("model.npz"))
+
+    print(f"{corpus.n_documents} documents x {corpus.n_terms} terms -> {model.n_components} "
+          f"topics in {elapsed:.1f} s", file=stream)
+    if selection is not None:
+        print(str(selection), file=stream)
+    print_groups([dict(t, sort=t["usage"]) for t in topics], "topic",
+                 lambda t: f"usage {t['usage']:.3f}", stream, "topics.json")
+    if "scores" in summary:
+        s = summary["scores"]
+        print(f"against known labels (each document's main topic): NMI {s['nmi']:.3f}  "
+              f"ARI {s['ari']:.3f}  purity {s['purity']:.3f}", file=stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0

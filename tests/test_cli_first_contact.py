@@ -1,0 +1,245 @@
+"""The command line as a new user meets it: raw files, wrong files, options that do not apply,
+reused output folders, pipes. Run in-process through ``main`` (one subprocess for the pipe)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mixbayes as mb
+from mixbayes.cli import build_parser, main
+from mixbayes.cli._outputs import print_groups
+
+TEXTS = [
+    "The patient's heart and the blood pressure, of the heart: measured twice!",
+    "Blood cells and the heart of the patient; the cells were counted.",
+    "Heart rate of patients, blood flow and the pressure in the heart.",
+    "The aircraft wing and the flow of air over the wing, at high speed.",
+    "Wing design: the lift of an aircraft, and the drag of the air flow.",
+    "Air speed over the wing of the aircraft and the lift it gives.",
+] * 5
+
+
+def _cli(capsys, *args):
+    status = main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _one_line_error(status, err, *fragments):
+    assert status == 1, err
+    assert err.startswith("mixbayes: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+@pytest.fixture
+def raw_text(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    return path
+
+
+def test_version_and_every_option_documented(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"mixbayes {mb.__version__}"
+    parser = build_parser()
+    assert "points" in parser.description
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, (name, action.dest)
+                takes_value = action.nargs != 0
+                if takes_value and action.dest not in ("labels", "groups", "select",
+                                                       "n_components"):
+                    assert "default" in action.help, (name, action.dest, action.help)
+    topics = commands["topics"]
+    assert {"seed", "labels", "stop_words", "min_df"} <= {a.dest for a in topics._actions}
+
+
+@pytest.mark.parametrize("args,flag", [
+    (("--model", "gmm", "--inference", "gibbs"), "--inference applies to --model dmm"),
+    (("--model", "dmm", "--covariance-type", "diag"), "--covariance-type applies to --model gmm"),
+    (("--model", "dmm", "--n-iter", "5"), "--n-iter applies to --model hdp"),
+    (("--model", "gmm", "--stop-words", "none"), "--stop-words is for documents"),
+    (("--model", "hdp", "-k", "3"), "-k applies to --model dmm or gmm"),
+    (("--model", "gmm", "--select", "2:5"), "--select applies to --model dmm"),
+])
+def test_options_that_do_not_apply_are_refused(tmp_path, capsys, raw_text, args, flag):
+    status, out, err = _cli(capsys, "cluster", str(raw_text), *args, "--out",
+                            str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, flag)
+    assert not (tmp_path / "o").exists()
+
+
+def test_errors_speak_cli_words(tmp_path, capsys, raw_text):
+    status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "31", "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "-k must")
+    assert "n_components" not in err
+
+
+@pytest.mark.parametrize("content", ["", "a,b,c\n", "\n\n# only a comment\n"])
+def test_empty_or_header_only_csv(tmp_path, capsys, content):
+    (tmp_path / "empty.csv").write_text(content)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "empty.csv"), "--model", "gmm",
+                          "--out", str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "holds no points", "empty.csv")
+
+
+@pytest.mark.parametrize("payload", [bytes(range(256)) * 4, b"ab\x00cd\n" * 10,
+                                     "caf\u00e9 au lait\n".encode("latin-1") * 10])
+@pytest.mark.parametrize("command", [("cluster", "--model", "dmm"), ("cluster", "--model", "gmm"),
+                                     ("cluster", "--model", "hdp"), ("topics", "-k", "2")])
+def test_binary_or_undecodable_files_are_refused(tmp_path, capsys, payload, command):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(payload)
+    status, _, err = _cli(capsys, command[0], str(path), *command[1:], "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "notes.txt")
+    assert "not a text file" in err or "not UTF-8 text" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("row,expected", [
+    ("1.0,,3.0", "line 3, column 2 ('b'): a missing value"),
+    ("1.0,nan,3.0", "line 3, column 2 ('b'): a missing value ('nan')"),
+    ("1.0,1e999,3.0", "line 3, column 2 ('b'): '1e999' is not a finite number"),
+    ("1.0,2.0,inf", "line 3, column 3 ('c'): 'inf' is not a finite number"),
+    ("1.0,2.0", "line 3 has 2 values; expected 3"),
+])
+def test_points_with_missing_or_infinite_values_name_line_and_column(tmp_path, capsys, row,
+                                                                      expected):
+    (tmp_path / "p.csv").write_text(f"a,b,c\n0,1,2\n{row}\n4,5,6\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.csv"), "--model", "gmm", "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, expected)
+
+
+def test_numeric_tables_given_to_document_models_suggest_gmm(tmp_path, capsys):
+    X, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
+    np.savetxt(tmp_path / "p.csv", X, delimiter=",", header="x,y", comments="")
+    np.save(tmp_path / "p.npy", X)
+    for name in ("p.csv", "p.npy"):
+        for model in ("dmm", "hdp"):
+            status, _, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", model,
+                                  "--out", str(tmp_path / "o"), "-q")
+            _one_line_error(status, err, "--model gmm", "--groups")
+
+
+def test_stop_words_dropped_from_raw_text_by_default(tmp_path, capsys, raw_text):
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                            "--out", str(tmp_path / "a"), "-q")
+    assert status == 0, err
+    clusters = json.loads((tmp_path / "a" / "clusters.json").read_text())
+    words = {w for c in clusters for w in c["top_words"]}
+    assert {"heart", "wing"} <= words and not words & {"the", "and", "of"}
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["settings"]["stop_words"] == "english"
+    # every setting the run used is recorded
+    assert {"inference", "n_init", "min_df", "text_column", "seed", "n_components"} <= set(
+        summary["settings"])
+    assert "covariance_type" not in summary["settings"]
+    # none keeps them; a file of words drops just those; --min-df drops rare terms
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                            "--stop-words", "none", "--out", str(tmp_path / "b"), "-q")
+    assert status == 0, err
+    kept = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert "the" in out and kept["n_terms"] > summary["n_terms"]
+    (tmp_path / "stop.txt").write_text("the\nand\nof\nheart\n")
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                            "--stop-words", str(tmp_path / "stop.txt"), "--min-df", "6",
+                            "--out", str(tmp_path / "c"), "-q")
+    assert status == 0, err
+    custom = json.loads((tmp_path / "c" / "clusters.json").read_text())
+    words = {w for c in custom for w in c["top_words"]}
+    assert words and not words & {"the", "and", "of", "heart", "twice", "counted"}
+    assert "blood" in words  # not in the file, in 15 of the 30 documents
+
+
+def test_top_words_printed_the_same_way_for_clusters_and_topics(tmp_path, capsys, raw_text):
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                            "--top", "4", "--out", str(tmp_path / "c"), "-q")
+    assert status == 0, err
+    clusters = json.loads((tmp_path / "c" / "clusters.json").read_text())
+    for c in clusters:
+        assert f"): {' '.join(c['top_words'])}" in out
+    status, out, err = _cli(capsys, "topics", str(raw_text), "-k", "2", "--top", "4",
+                            "--seed", "3", "--labels", str(_labels(tmp_path)), "--out",
+                            str(tmp_path / "t"), "-q")
+    assert status == 0, err
+    topics = json.loads((tmp_path / "t" / "topics.json").read_text())
+    for t in topics["topics"]:
+        assert f"): {' '.join(t['top_words'])}" in out  # by probability, as for clusters
+    assert topics["settings"]["seed"] == 3 and topics["scores"]["nmi"] > 0.9
+    assert "against known labels" in out
+
+
+def _labels(tmp_path):
+    path = tmp_path / "labels.txt"
+    path.write_text("\n".join(["med", "med", "med", "air", "air", "air"] * 5) + "\n")
+    return path
+
+
+def test_print_groups_says_how_many_are_not_shown(capsys):
+    entries = [dict(cluster=k, sort=100 - k, top_words=[f"w{k}"]) for k in range(25)]
+    print_groups(entries, "cluster", lambda e: f"{e['sort']} docs", sys.stdout, "clusters.json")
+    out = capsys.readouterr().out
+    assert out.count("\n") == 21 and "cluster  19" in out and "cluster  20" not in out
+    assert "and 5 smaller clusters not shown (all 25 are in clusters.json)" in out
+
+
+def test_reused_out_folder_is_refused_or_replaced_whole(tmp_path, capsys, raw_text):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "scatter.png").write_bytes(b"an earlier gmm run's figure")
+    (out / "mine.txt").write_text("the user's own file")
+    status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out", str(out), "-q")
+    _one_line_error(status, err, "already holds files", "--force")
+    status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                          "--out", str(out), "--force", "-q")
+    assert status == 0, err
+    names = set(os.listdir(out))
+    assert "scatter.png" not in names and {"assignments.csv", "summary.json"} <= names
+    assert (out / "mine.txt").read_text() == "the user's own file"
+    before = {name: (out / name).read_bytes() for name in names}
+    # a run that fails half-way leaves the folder as it was, and no staging folder behind
+    (tmp_path / "bad.txt").write_bytes(b"\x00\x01")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "bad.txt"), "--out", str(out),
+                          "--force", "-q")
+    assert status == 1
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".mixbayes-partial")]
+
+
+def test_closed_pipe_ends_quietly(tmp_path, raw_text):
+    read, write = os.pipe()
+    os.close(read)  # nobody reads: the first write fails with EPIPE, as after `| head` exits
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "mixbayes.cli", "cluster", str(raw_text), "-k", "2",
+             "--n-init", "1", "--out", str(tmp_path / "o"), "-q"],
+            stdout=write, stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert result.returncode == 0 and result.stderr == ""
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
+def test_selection_prints_a_table_and_notes_still_rising(capsys):
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 40, 3, mean_length=40, random_state=2)
+    sel = mb.select_n_clusters(corpus.counts, [1, 2], verbose=0)
+    text = str(sel)
+    assert "np.float64" not in text and text.splitlines()[0].split()[:3] == ["k", "elbo", "score"]
+    # a range that stops below the truth: both curves still climb, and the notes say so
+    assert any("still rising" in note for note in sel.notes) or any(
+        "top of the range" in note for note in sel.notes)
+    sel = mb.select_n_clusters(corpus.counts, range(1, 7), verbose=0)
+    assert sel.best_k == 3 and sel.best_k_heldout == 3
+    assert not any("rising" in note or "top of the range" in note for note in sel.notes)
