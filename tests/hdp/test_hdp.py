@@ -393,3 +393,46 @@ def test_bad_data():
         mb.HDPMixture("gaussian").fit(points)
     with pytest.raises(ValueError, match="NaN"):
         mb.HDPMixture("gaussian").fit(np.full((4, 2), np.nan), groups=np.zeros(4))
+
+
+def test_warns_when_the_trace_is_still_trending():
+    """From the all-ones start with no burn-in, the cluster count climbs through the kept
+    sweeps: a ConvergenceWarning says so, and the same text is kept on the model. A chain
+    from the franchise start settles within 300 sweeps and draws no warning (at 120 its log
+    joint is still climbing through the kept half, and it is warned about, rightly)."""
+    corpus, _ = mb.datasets.make_hdp_data(20, 100, n_words=20, random_state=0)
+    climbing = mb.HDPMixture(top_concentration=3.0, n_iter=60, burn_in=0, init="ones",
+                             moves="all", random_state=0)
+    with pytest.warns(mb.ConvergenceWarning, match="is still trending after burn-in") as caught:
+        climbing.fit(corpus.counts)
+    assert [str(w.message) for w in caught] == climbing.convergence_warnings_
+    assert all("Geweke z" in m for m in climbing.convergence_warnings_)
+    settled = mb.HDPMixture(top_concentration=3.0, n_iter=300, random_state=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mb.ConvergenceWarning)
+        settled.fit(corpus.counts)
+    assert settled.convergence_warnings_ == []
+
+
+def test_convergence_warnings_from_traces():
+    """The rules on made-up traces: a ramp in the log joint, and two chains at different
+    levels (R-hat)."""
+    from mixbayes.hdp.model import _TRACE_DTYPE, _convergence_warnings
+    from mixbayes.diagnostics import split_rhat
+
+    rng = np.random.default_rng(0)
+    kept = np.zeros((2, 100), dtype=_TRACE_DTYPE)
+    kept["n_dishes"] = rng.integers(10, 13, size=(2, 100))
+    kept["log_joint"] = -5000 + rng.normal(0, 5, (2, 100))
+    rhat = {name: split_rhat(kept[name].astype(float)) for name in ("n_dishes", "log_joint")}
+    assert _convergence_warnings(kept, rhat) == []
+    kept["log_joint"][1] += np.linspace(0, 200, 100)
+    kept["n_dishes"][1] += 20
+    rhat = {name: split_rhat(kept[name].astype(float)) for name in ("n_dishes", "log_joint")}
+    messages = _convergence_warnings(kept, rhat)
+    assert any(m.startswith("HDP chain 2: the log joint density is still trending")
+               for m in messages)
+    assert any("chains disagree on the number of clusters" in m for m in messages)
+    assert not any(m.startswith("HDP chain 1") for m in messages)

@@ -8,6 +8,8 @@ The sampler is :mod:`mixbayes.hdp._sampler`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
@@ -22,7 +24,8 @@ from .._validation import (
     top_terms,
     validate_params,
 )
-from ..diagnostics import effective_sample_size, split_rhat
+from ..diagnostics import effective_sample_size, geweke_z, split_rhat
+from ..exceptions import ConvergenceWarning
 from . import _sampler
 from ._concentrations import check_gamma_prior, resample_concentrations
 
@@ -121,6 +124,11 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         Observation dishes per kept sweep; None when larger than 10 million entries.
     term_frequency_ : ndarray of shape (n_features,)
         Corpus frequency of every term (categorical kernel; the denominator of lift).
+    convergence_warnings_ : list of str
+        What the trace says against trusting the fit, each also issued as a
+        :class:`~mixbayes.ConvergenceWarning`: the number of clusters or the log joint still
+        trending over the sweeps after burn-in (Geweke's :math:`|z| > 3` between their first
+        10% and last 50%, any chain), or chains that disagree (split R-hat above 1.1).
     top_concentration_, group_concentration_ : float
         Posterior means of :math:`\gamma_0` and :math:`\alpha_0` over the sweeps after burn-in,
         all chains pooled (the fixed values when they have no prior).
@@ -331,6 +339,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.label_samples_ = np.asarray(label_samples) if label_samples else None
         self.n_groups_ = data.n_groups
         self.n_features_in_ = n_features
+        self.convergence_warnings_ = _convergence_warnings(kept, self.rhat_)
+        for message in self.convergence_warnings_:
+            warnings.warn(message, ConvergenceWarning, stacklevel=3)
         if data.kernel == _sampler.CATEGORICAL:
             frequency = np.bincount(data.rows, minlength=data.n_words).astype(float)
             self.term_frequency_ = frequency / frequency.sum()
@@ -404,3 +415,30 @@ def _posterior_mean_atoms(data, labels, K):
     precision = data.prior_precision + n * data.observation_precision
     return ((data.prior_precision * data.prior_mean + data.observation_precision * sums)
             / precision[:, None])
+
+
+_WATCHED = (("n_dishes", "the number of clusters"), ("log_joint", "the log joint density"))
+
+
+def _convergence_warnings(kept, rhat):
+    """Warnings from the kept sweeps (chains x sweeps): a trend in the cluster count or the log
+    joint within any chain, and chains that disagree."""
+    messages = []
+    if kept.shape[1] >= 40:  # Geweke's windows need a few draws each
+        for name, what in _WATCHED:
+            for chain, draws in enumerate(kept[name].astype(float)):
+                z = geweke_z(draws)
+                if abs(z) > 3:
+                    n_a, n_b = int(0.1 * draws.size), int(0.5 * draws.size)
+                    messages.append(
+                        f"HDP chain {chain + 1}: {what} is still trending after burn-in "
+                        f"(mean {draws[:n_a].mean():.6g} over the first 10% of the "
+                        f"{draws.size} kept sweeps, {draws[-n_b:].mean():.6g} over the last "
+                        f"half; Geweke z = {z:.1f}); raise n_iter before trusting the clusters")
+                    break
+    if kept.shape[0] > 1:
+        for name, what in _WATCHED:
+            if np.isfinite(rhat[name]) and rhat[name] > 1.1:
+                messages.append(f"HDP chains disagree on {what} (split R-hat {rhat[name]:.2f} "
+                                "> 1.1); raise n_iter")
+    return messages
