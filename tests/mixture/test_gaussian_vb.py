@@ -51,6 +51,20 @@ def test_old_faithful_collapses_to_two_components():
     order = big[np.argsort(model.means_[big, 0])]
     np.testing.assert_allclose(model.means_[order, 0], [2.05, 4.29], atol=0.02)
     np.testing.assert_allclose(model.weights_[order], [0.36, 0.64], atol=0.01)
+    # In one dimension scikit-learn's diag model is exactly this Normal-Gamma one (same default
+    # priors: nu_0 = 1, W_0^{-1} = the variance, kappa_0 = 1, m_0 = the mean); fitted to a
+    # tight tolerance it is an independent value for the means, variances and weights.
+    ref = BayesianGaussianMixture(
+        n_components=10, covariance_type="diag", weight_concentration_prior_type=
+        "dirichlet_distribution", reg_covar=0.0, n_init=3, tol=1e-8, max_iter=5000,
+        random_state=0).fit(eruptions[:, None])
+    assert np.sum(ref.weights_ > 0.01) == 2
+    big = np.argsort(-ref.weights_)[:2]
+    ref_order = big[np.argsort(ref.means_[big, 0])]
+    np.testing.assert_allclose(model.means_[order], ref.means_[ref_order], rtol=1e-5)
+    np.testing.assert_allclose(model.covariances_[order], ref.covariances_[ref_order], rtol=1e-4)
+    np.testing.assert_allclose(model.weights_[order], ref.weights_[ref_order], rtol=1e-5)
+    np.testing.assert_allclose(model.covariances_[order, 0], [0.1048, 0.1797], atol=1e-4)
 
 
 class _SklearnFromResp(BayesianGaussianMixture):
@@ -445,3 +459,67 @@ def test_posterior_scale_is_kept_positive_definite_without_a_floor():
     assert np.all(np.isfinite(model.elbo_trace_))
     assert np.all(np.linalg.eigvalsh(model.scale_) > 0)
     assert mb.metrics.nmi(truth, model.labels_) == 1.0
+
+
+# ---------------------------------------------------------------- diag/spherical vs a reference
+def _reference_normal_gamma_cavi(X, resp, iters, spherical, alpha, m0, kappa0, nu0, prior_var):
+    """Textbook CAVI for a Dirichlet mixture of Normal-Gamma components (Bishop 10.2 with one
+    Gamma precision per dimension, or one shared), written from scratch: the rate is
+    b0 + (scatter about the component mean + shrinkage term) / 2, with a0 = nu0/2 and
+    b0 = prior_var/2. Returns weights, means and variances E[tau]^-1 after ``iters`` sweeps."""
+    from scipy.special import digamma as psi
+
+    n, d = X.shape
+    a0, b0 = nu0 / 2.0, prior_var / 2.0
+    for sweep in range(iters + 1):
+        N = resp.sum(axis=0)
+        xbar = (resp.T @ X) / N[:, None]
+        scatter = np.stack([(resp[:, k:k + 1] * (X - xbar[k]) ** 2).sum(axis=0)
+                            for k in range(len(N))])  # (K, d)
+        kappa = kappa0 + N
+        m = (kappa0 * m0 + N[:, None] * xbar) / kappa[:, None]
+        shrink = (kappa0 * N / kappa)[:, None] * (xbar - m0) ** 2
+        if spherical:
+            a = a0 + d * N / 2.0
+            b = b0 + 0.5 * (scatter + shrink).sum(axis=1)
+            e_log_tau, e_tau = (psi(a) - np.log(b))[:, None] * np.ones(d), (a / b)[:, None]
+        else:
+            a = a0 + N / 2.0
+            b = b0 + 0.5 * (scatter + shrink)
+            e_log_tau, e_tau = psi(a)[:, None] - np.log(b), a[:, None] / b
+        conc = alpha + N
+        if sweep == iters:
+            return conc / conc.sum(), m, 1.0 / e_tau if not spherical else 1.0 / e_tau[:, 0]
+        e_log_w = psi(conc) - psi(conc.sum())
+        log_rho = e_log_w + 0.5 * (
+            e_log_tau.sum(axis=1) - d * np.log(2 * np.pi) - d / kappa
+            - np.stack([(e_tau[k] * (X - m[k]) ** 2).sum(axis=1) for k in range(len(N))], 1))
+        resp = np.exp(log_rho - log_rho.max(axis=1, keepdims=True))
+        resp /= resp.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("reg_covar", [0.0, 1e-2])
+@pytest.mark.parametrize("covariance_type", ["diag", "spherical"])
+def test_diag_and_spherical_agree_with_a_reference_cavi(covariance_type, reg_covar):
+    X, _ = _blobs(1, n=200)
+    K, iters = 4, 20
+    resp0 = np.random.default_rng(1).dirichlet(np.ones(K), size=len(X))
+
+    class Ours(mb.VariationalGaussianMixture):
+        def _initial_responsibilities(self, X, family, rng):
+            return resp0
+
+    m0, kappa0, nu0, alpha = np.array([0.5, 1.0, -0.2]), 0.7, 2.5, 0.3
+    prior = np.array([2.0, 3.0, 1.5]) if covariance_type == "diag" else np.asarray(2.5)
+    ours = _quiet_fit(Ours(K, covariance_type=covariance_type, max_iter=iters, tol=0.0,
+                           weight_concentration_prior=alpha, mean_prior=m0,
+                           mean_precision_prior=kappa0, degrees_of_freedom_prior=nu0,
+                           covariance_prior=prior, reg_covar=reg_covar), X)
+    assert ours.n_iter_ == iters
+    floor = reg_covar * X.var(axis=0, ddof=1)  # reg_covar's documented meaning
+    prior_var = prior + (floor if covariance_type == "diag" else floor.mean())
+    weights, means, variances = _reference_normal_gamma_cavi(
+        X, resp0, iters, covariance_type == "spherical", alpha, m0, kappa0, nu0, prior_var)
+    np.testing.assert_allclose(ours.weights_, weights, rtol=1e-8)
+    np.testing.assert_allclose(ours.means_, means, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.covariances_, variances, rtol=1e-8)
