@@ -436,3 +436,38 @@ def test_convergence_warnings_from_traces():
                for m in messages)
     assert any("chains disagree on the number of clusters" in m for m in messages)
     assert not any(m.startswith("HDP chain 1") for m in messages)
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0 / 3.0])
+def test_gaussian_kernel_on_identical_points(value):
+    """Identical points are one cluster. np.var of a column of 1/3 is rounding noise (~1e-33),
+    not 0; taken as the data's variance it made the default precisions ~1e34 and the sampler
+    split the points on their last bits (3 dishes, log joint ~ +5000)."""
+    points = np.full((50, 3), value)
+    groups = np.arange(50) % 3
+    model = mb.HDPMixture("gaussian", n_iter=10).fit(points, groups=groups)
+    reference = mb.HDPMixture("gaussian", n_iter=10).fit(np.zeros((50, 3)), groups=groups)
+    assert model.n_components_ == 1
+    assert np.all(model.trace_["n_dishes"] == 1)
+    np.testing.assert_allclose(model.trace_["log_joint"], reference.trace_["log_joint"],
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize("shape", ["constant column", "more features than points"])
+def test_gaussian_kernel_on_degenerate_columns(shape):
+    """The isotropic kernel needs one positive variance: a constant column lowers the mean
+    per-feature variance but leaves it positive; with d > n it is still well defined."""
+    rng = np.random.default_rng(3)
+    truth = np.repeat([0, 1], 15)
+    if shape == "constant column":
+        points = np.column_stack([rng.normal(size=(30, 2)) + 6.0 * truth[:, None],
+                                  np.full(30, 7.0 / 3.0)])
+    else:
+        points = rng.normal(size=(30, 60)) + 2.0 * truth[:, None]
+    # the noise level is known (as it should be set in practice); the prior precision is the
+    # data-scaled default, the quantity a degenerate column could break
+    model = mb.HDPMixture("gaussian", n_iter=40, observation_precision=1.0, random_state=0).fit(
+        points, groups=np.arange(30) % 5)
+    assert np.all(np.isfinite(model.trace_["log_joint"]))
+    assert np.all(np.isfinite(model.components_))
+    assert mb.metrics.ari(truth, model.labels_) == 1.0

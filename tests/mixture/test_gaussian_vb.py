@@ -51,6 +51,20 @@ def test_old_faithful_collapses_to_two_components():
     order = big[np.argsort(model.means_[big, 0])]
     np.testing.assert_allclose(model.means_[order, 0], [2.05, 4.29], atol=0.02)
     np.testing.assert_allclose(model.weights_[order], [0.36, 0.64], atol=0.01)
+    # In one dimension scikit-learn's diag model is exactly this Normal-Gamma one (same default
+    # priors: nu_0 = 1, W_0^{-1} = the variance, kappa_0 = 1, m_0 = the mean); fitted to a
+    # tight tolerance it is an independent value for the means, variances and weights.
+    ref = BayesianGaussianMixture(
+        n_components=10, covariance_type="diag", weight_concentration_prior_type=
+        "dirichlet_distribution", reg_covar=0.0, n_init=3, tol=1e-8, max_iter=5000,
+        random_state=0).fit(eruptions[:, None])
+    assert np.sum(ref.weights_ > 0.01) == 2
+    big = np.argsort(-ref.weights_)[:2]
+    ref_order = big[np.argsort(ref.means_[big, 0])]
+    np.testing.assert_allclose(model.means_[order], ref.means_[ref_order], rtol=1e-5)
+    np.testing.assert_allclose(model.covariances_[order], ref.covariances_[ref_order], rtol=1e-4)
+    np.testing.assert_allclose(model.weights_[order], ref.weights_[ref_order], rtol=1e-5)
+    np.testing.assert_allclose(model.covariances_[order, 0], [0.1048, 0.1797], atol=1e-4)
 
 
 class _SklearnFromResp(BayesianGaussianMixture):
@@ -74,7 +88,7 @@ def test_agrees_with_scikit_learn_given_the_same_start(seed, prior_type):
             return resp0
 
     iters = 30
-    ours = _quiet_fit(Ours(K, covariance_type="full", max_iter=iters, tol=0.0,
+    ours = _quiet_fit(Ours(K, covariance_type="full", max_iter=iters, tol=0.0, reg_covar=0.0,
                            weight_concentration_prior_type=prior_type), X)
     ref = _SklearnFromResp(
         n_components=K, covariance_type="full", weight_concentration_prior_type=prior_type,
@@ -198,7 +212,16 @@ def test_recovers_simulated_clusters_and_samples():
     (np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 1.0]]), {}, ValueError, "X contains NaN"),
     (np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 1.0]]), {}, ValueError, "X contains NaN"),
     (np.array([[0.0, 1.0]]), dict(n_components=1), ValueError, "n_samples=1"),
-    (np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]), {}, ValueError, r"zero-variance column\(s\) \[1\]"),
+    (np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]), dict(reg_covar=0.0), ValueError,
+     r"zero-variance column\(s\) \[1\].*use reg_covar > 0"),
+    (np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]]), dict(reg_covar=0.0), ValueError,
+     r"X's covariance is singular.*use reg_covar > 0"),
+    (np.arange(10.0).reshape(5, 2), dict(reg_covar=-1e-6), ValueError,
+     r"reg_covar must be a finite number >= 0; got -1e-06\."),
+    (np.arange(10.0).reshape(5, 2), dict(reg_covar=np.inf), ValueError,
+     r"reg_covar must be a finite number >= 0; got inf\."),
+    (np.arange(10.0).reshape(5, 2), dict(reg_covar="1e-6"), TypeError,
+     r"reg_covar must be a finite number >= 0; got '1e-6'\."),
     (np.ones((5, 2)) * np.arange(5)[:, None], dict(mean_precision_prior=0.0), ValueError,
      "mean_precision_prior must be a finite number > 0"),
     (np.arange(10.0).reshape(5, 2), dict(degrees_of_freedom_prior=0.5), ValueError,
@@ -330,3 +353,173 @@ def test_stick_breaking_kl_matches_monte_carlo():
     log_pi = np.log(v) + np.concatenate([np.zeros((len(v), 1)),
                                          np.cumsum(np.log1p(-v), axis=1)[:, :-1]], axis=1)
     np.testing.assert_allclose(weights.expected_log(post), log_pi.mean(axis=0), atol=0.01)
+
+
+# ---------------------------------------------------------------- degenerate columns (issue 13)
+def _standardise(X):
+    spread = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+
+
+def _assert_fits(model):
+    trace = model.elbo_trace_
+    assert np.all(np.isfinite(trace)) and np.all(np.isfinite(model.covariances_))
+    assert np.all(np.diff(trace) >= -1e-9 * np.abs(trace[1:])), np.diff(trace).min()
+
+
+def _degenerate(kind, X):
+    rng = np.random.default_rng(1)
+    extra = {
+        "duplicated": X[:, 0],
+        "collinear": X[:, 0] - 2.0 * X[:, 1],
+        "constant": np.ones(len(X)),
+        # a real-looking table: a column that is a combination of two others plus noise 1e-6,
+        # all standardised, so the smallest singular value is ~1e-6 of the largest
+        "nearly collinear": X[:, 0] + 2.0 * X[:, 1] + 1e-6 * rng.normal(size=len(X)),
+    }[kind]
+    Z = np.column_stack([X, extra])
+    return _standardise(Z) if kind == "nearly collinear" else Z
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+@pytest.mark.parametrize("kind", ["duplicated", "collinear", "constant", "nearly collinear"])
+def test_degenerate_columns_fit_and_keep_the_clusters(kind, covariance_type):
+    X, labels = _blobs(0)
+    base = mb.VariationalGaussianMixture(6, covariance_type=covariance_type).fit(X)
+    model = mb.VariationalGaussianMixture(6, covariance_type=covariance_type).fit(
+        _degenerate(kind, X))
+    _assert_fits(model)
+    nmi, nmi_base = mb.metrics.nmi(labels, model.labels_), mb.metrics.nmi(labels, base.labels_)
+    if covariance_type == "full":
+        assert nmi == pytest.approx(1.0) and nmi_base == pytest.approx(1.0)
+    else:  # an extra correlated column can mislead a diagonal model a little
+        assert nmi > nmi_base - 0.15, (nmi, nmi_base)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_constant_column_gets_the_floor_not_rounding_noise(covariance_type):
+    """A constant column's value must not matter: np.var of a column of 7/3 is rounding noise
+    (~1e-32), not 0, and must not become a precision of 1e32 that dominates the ELBO."""
+    X, labels = _blobs(0)
+    fits = [mb.VariationalGaussianMixture(6, covariance_type=covariance_type).fit(
+        np.column_stack([X, np.full(len(X), value)])) for value in (1.0, 7.0 / 3.0)]
+    for model in fits:
+        _assert_fits(model)
+    assert fits[1].elbo_ == pytest.approx(fits[0].elbo_, rel=1e-9)
+    np.testing.assert_array_equal(fits[1].labels_, fits[0].labels_)
+    # no spread in the column: its posterior scale is the prior's, i.e. the floor
+    # reg_covar * (mean column variance, the constant one's 0 included), so
+    # covariances_ = floor / (nu_0 + N_k)
+    model = fits[0]
+    floor = 1e-6 * np.var(X, axis=0, ddof=1).sum() / 4
+    counts = model.weight_concentration_ - model.weight_prior_
+    if covariance_type == "diag":
+        np.testing.assert_allclose(model.covariances_[:, 3], floor / (1.0 + counts), rtol=1e-6)
+    elif covariance_type == "full":
+        np.testing.assert_allclose(model.covariances_[:, 3, 3], floor / (4.0 + counts),
+                                   rtol=1e-6)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_more_features_than_samples(covariance_type):
+    rng = np.random.default_rng(2)
+    truth = np.repeat([0, 1], 10)
+    X = rng.normal(size=(20, 40)) + 5.0 * truth[:, None]  # data covariance of rank 19 < 40
+    model = mb.VariationalGaussianMixture(4, covariance_type=covariance_type).fit(X)
+    _assert_fits(model)
+    # each fitted cluster lies within one true cluster (full may split one: 40-D scales from
+    # 10 points are barely determined)
+    from sklearn.metrics import homogeneity_score
+
+    assert homogeneity_score(truth, model.labels_) == pytest.approx(1.0)
+
+
+def test_nearly_collinear_old_faithful_fits_like_the_original_table():
+    table = np.loadtxt(FAITHFUL, delimiter=",", skiprows=3)
+    noise = 1e-6 * np.random.default_rng(0).normal(size=len(table))
+    near = _standardise(np.column_stack([table, table[:, 0] + table[:, 1] / 10 + noise]))
+    assert np.linalg.svd(near, compute_uv=False)[[-1, 0]] @ [1, -1e-5] < 0  # ratio < 1e-5
+    base = mb.VariationalGaussianMixture(5).fit(_standardise(table))
+    model = mb.VariationalGaussianMixture(5).fit(near)
+    _assert_fits(model)
+    assert model.n_effective_components_ == base.n_effective_components_ == 2
+    assert mb.metrics.ari(base.labels_, model.labels_) == 1.0
+
+
+def test_posterior_scale_is_kept_positive_definite_without_a_floor():
+    """reg_covar=0 and a tiny prior scale: far-apart clusters make S_k - kappa m m^T a
+    difference of numbers ~1e8 whose duplicated direction should be ~1e-12; rounding makes it
+    indefinite, and the posterior must be put back above the prior (a Cholesky failed here)."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(2, size=300)
+    X = rng.normal(size=(300, 2)) + np.array([[0.0, 0.0], [1e4, 0.0]])[truth]
+    model = _quiet_fit(mb.VariationalGaussianMixture(
+        2, reg_covar=0.0, covariance_prior=1e-12 * np.eye(3), tol=0.0, max_iter=30),
+        np.column_stack([X, X[:, 0]]))
+    assert np.all(np.isfinite(model.elbo_trace_))
+    assert np.all(np.linalg.eigvalsh(model.scale_) > 0)
+    assert mb.metrics.nmi(truth, model.labels_) == 1.0
+
+
+# ---------------------------------------------------------------- diag/spherical vs a reference
+def _reference_normal_gamma_cavi(X, resp, iters, spherical, alpha, m0, kappa0, nu0, prior_var):
+    """Textbook CAVI for a Dirichlet mixture of Normal-Gamma components (Bishop 10.2 with one
+    Gamma precision per dimension, or one shared), written from scratch: the rate is
+    b0 + (scatter about the component mean + shrinkage term) / 2, with a0 = nu0/2 and
+    b0 = prior_var/2. Returns weights, means and variances E[tau]^-1 after ``iters`` sweeps."""
+    from scipy.special import digamma as psi
+
+    n, d = X.shape
+    a0, b0 = nu0 / 2.0, prior_var / 2.0
+    for sweep in range(iters + 1):
+        N = resp.sum(axis=0)
+        xbar = (resp.T @ X) / N[:, None]
+        scatter = np.stack([(resp[:, k:k + 1] * (X - xbar[k]) ** 2).sum(axis=0)
+                            for k in range(len(N))])  # (K, d)
+        kappa = kappa0 + N
+        m = (kappa0 * m0 + N[:, None] * xbar) / kappa[:, None]
+        shrink = (kappa0 * N / kappa)[:, None] * (xbar - m0) ** 2
+        if spherical:
+            a = a0 + d * N / 2.0
+            b = b0 + 0.5 * (scatter + shrink).sum(axis=1)
+            e_log_tau, e_tau = (psi(a) - np.log(b))[:, None] * np.ones(d), (a / b)[:, None]
+        else:
+            a = a0 + N / 2.0
+            b = b0 + 0.5 * (scatter + shrink)
+            e_log_tau, e_tau = psi(a)[:, None] - np.log(b), a[:, None] / b
+        conc = alpha + N
+        if sweep == iters:
+            return conc / conc.sum(), m, 1.0 / e_tau if not spherical else 1.0 / e_tau[:, 0]
+        e_log_w = psi(conc) - psi(conc.sum())
+        log_rho = e_log_w + 0.5 * (
+            e_log_tau.sum(axis=1) - d * np.log(2 * np.pi) - d / kappa
+            - np.stack([(e_tau[k] * (X - m[k]) ** 2).sum(axis=1) for k in range(len(N))], 1))
+        resp = np.exp(log_rho - log_rho.max(axis=1, keepdims=True))
+        resp /= resp.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("reg_covar", [0.0, 1e-2])
+@pytest.mark.parametrize("covariance_type", ["diag", "spherical"])
+def test_diag_and_spherical_agree_with_a_reference_cavi(covariance_type, reg_covar):
+    X, _ = _blobs(1, n=200)
+    K, iters = 4, 20
+    resp0 = np.random.default_rng(1).dirichlet(np.ones(K), size=len(X))
+
+    class Ours(mb.VariationalGaussianMixture):
+        def _initial_responsibilities(self, X, family, rng):
+            return resp0
+
+    m0, kappa0, nu0, alpha = np.array([0.5, 1.0, -0.2]), 0.7, 2.5, 0.3
+    prior = np.array([2.0, 3.0, 1.5]) if covariance_type == "diag" else np.asarray(2.5)
+    ours = _quiet_fit(Ours(K, covariance_type=covariance_type, max_iter=iters, tol=0.0,
+                           weight_concentration_prior=alpha, mean_prior=m0,
+                           mean_precision_prior=kappa0, degrees_of_freedom_prior=nu0,
+                           covariance_prior=prior, reg_covar=reg_covar), X)
+    assert ours.n_iter_ == iters
+    floor = reg_covar * X.var(axis=0, ddof=1)  # reg_covar's documented meaning
+    prior_var = prior + (floor if covariance_type == "diag" else floor.mean())
+    weights, means, variances = _reference_normal_gamma_cavi(
+        X, resp0, iters, covariance_type == "spherical", alpha, m0, kappa0, nu0, prior_var)
+    np.testing.assert_allclose(ours.weights_, weights, rtol=1e-8)
+    np.testing.assert_allclose(ours.means_, means, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.covariances_, variances, rtol=1e-8)

@@ -21,7 +21,15 @@ updates (Bishop, PRML §10.2; the source document's last updates are wrong) are
 
 and in the Gamma cases :math:`a_k = a_0 + N_k/2` (times :math:`d` when spherical),
 :math:`b_k = b_0 + \tfrac12(\operatorname{diag}S_k - \kappa_k m_k^2)` (summed over dimensions
-when spherical). The expected log-density of a point is
+when spherical). The term added to the prior scale is a weighted scatter about :math:`m_k`
+plus a shrinkage term, positive semi-definite, so :math:`W_k^{-1} \succeq W_0^{-1}` and
+:math:`b_k \ge b_0` exactly; computed as a difference of large numbers it can fall below by
+rounding (by enough to fail a Cholesky on collinear columns), so the computed scale is put back
+above that bound: eigenvalues clipped at :math:`\lambda_{\min}(W_0^{-1})` (full, only where the
+Cholesky fails) or :math:`b_k \leftarrow \max(b_k, b_0)`. This moves only rounding error, so the
+updates stay the coordinate maxima and the ELBO, computed for the scale actually kept, stays
+monotone. The prior scale itself must be positive definite: the estimator adds its
+``reg_covar`` floor to it. The expected log-density of a point is
 
 .. math::
 
@@ -116,6 +124,11 @@ class GaussianFamily:
         self.mean_precision_prior = float(mean_precision_prior)
         self.degrees_of_freedom_prior = float(degrees_of_freedom_prior)
         self.covariance_prior = np.asarray(covariance_prior, dtype=float)
+        # the exact lower bound of every posterior scale (see the module docstring)
+        if covariance_type == "full":
+            self._scale_floor = float(np.linalg.eigvalsh(self.covariance_prior)[0])
+        else:
+            self._scale_floor = 0.5 * self.covariance_prior
         self.reuse_buffers = False  # part of the family protocol; nothing here is worth reusing
 
     @property
@@ -152,13 +165,16 @@ class GaussianFamily:
             scale = self.covariance_prior + stats.squares - kappa[:, None, None] * np.einsum(
                 "ki,kj->kij", means, means)
             scale = 0.5 * (scale + np.swapaxes(scale, 1, 2))  # keep it exactly symmetric
+            scale = _clip_below(scale, self._scale_floor)
         elif self.covariance_type == "diag":
             dof = 0.5 * self.degrees_of_freedom_prior + 0.5 * stats.counts
             scale = 0.5 * self.covariance_prior + 0.5 * (stats.squares - kappa[:, None] * means**2)
+            scale = np.maximum(scale, self._scale_floor)  # b_k >= b_0 exactly; undo rounding
         else:
             dof = 0.5 * self.degrees_of_freedom_prior + 0.5 * d * stats.counts
             scale = 0.5 * self.covariance_prior + 0.5 * (
                 stats.squares.sum(axis=1) - kappa * np.sum(means**2, axis=1))
+            scale = np.maximum(scale, self._scale_floor)
         return GaussianPosterior(kappa, means, dof, scale)
 
     def expectations(self, posterior):
@@ -317,6 +333,49 @@ class GaussianFamily:
         total = resp.sum(axis=1, keepdims=True)
         resp /= total
         return resp, (shift + np.log(total)).ravel(), resp.sum(axis=0)
+
+
+def _clip_below(scale, floor):
+    """Raise the eigenvalues of the (K, d, d) ``scale`` matrices to at least ``floor`` where a
+    Cholesky factorisation fails (rounding only: the exact matrices are above the floor).
+
+    A floor tiny against the largest eigenvalue (a user prior with ``reg_covar=0``) cannot make
+    the factorisation succeed, so the floor is also at least ``1e3 * d * eps`` times the largest
+    eigenvalue, about the rounding error of the update that computed the matrix.
+    """
+    try:
+        np.linalg.cholesky(scale)
+        return scale
+    except np.linalg.LinAlgError:
+        pass
+    scale = scale.copy()
+    d = scale.shape[1]
+    for k in range(scale.shape[0]):
+        values, vectors = np.linalg.eigh(scale[k])
+        lowest = max(floor, 1e3 * d * np.finfo(float).eps * abs(values[-1]))
+        if values[0] < lowest:
+            scale[k] = (vectors * np.maximum(values, lowest)) @ vectors.T
+            scale[k] = 0.5 * (scale[k] + scale[k].T)
+    return scale
+
+
+def column_variances(X, ddof=0):
+    """Per-column variances of ``X``, exactly 0 for a constant column.
+
+    ``np.var`` of a constant column whose value is not exactly representable after the mean's
+    rounding (1/3, say) is about ``(eps * value)**2``, not 0; a scale built from it would be
+    rounding noise.
+    """
+    variances = X.var(axis=0, ddof=ddof)
+    variances[np.ptp(X, axis=0) == 0] = 0.0
+    return variances
+
+
+def data_scale(variances):
+    """The points' scale: the mean per-feature variance, or 1 when every column is constant
+    (points with no spread have no scale of their own)."""
+    scale = float(np.mean(variances))
+    return scale if scale > 0 else 1.0
 
 
 def _log_student(maha, nu, d, log_det_shape):

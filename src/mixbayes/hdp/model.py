@@ -26,6 +26,7 @@ from .._validation import (
 )
 from ..diagnostics import effective_sample_size, geweke_z, split_rhat
 from ..exceptions import ConvergenceWarning
+from ..families.gaussian import column_variances, data_scale
 from . import _sampler
 from ._concentrations import check_gamma_prior, resample_concentrations
 
@@ -85,7 +86,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         :math:`\mu_0` (Gaussian); None means the mean of the points.
     prior_precision : float or None, default=None
         :math:`\tau_\phi` (Gaussian); None means 1 / (mean per-feature variance of the points),
-        so atoms spread like the data.
+        so atoms spread like the data. Constant columns count 0 in that mean (exactly, not their
+        rounding noise); when every column is constant the variance is taken as 1.
     observation_precision : float or None, default=None
         :math:`\tau_y` (Gaussian, known); None means 10 / (mean per-feature variance), i.e.
         clusters a tenth as wide (in variance) as the whole sample. Set it when the noise level
@@ -226,7 +228,11 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         _, group_index = np.unique(groups, return_inverse=True)
         order = np.argsort(group_index, kind="stable")
         sizes = np.bincount(group_index)
-        variance = float(X.var(axis=0).mean()) or 1.0
+        # the mean per-feature variance, a constant column counting 0 (np.var of a column of
+        # 1/3 is rounding noise ~1e-33, which made the precisions ~1e34 and split identical
+        # points); 1 when every column is constant. A constant column or d > n is harmless here:
+        # the kernel is isotropic and needs only this one positive number.
+        variance = data_scale(column_variances(X))
         mean = X.mean(axis=0) if self.prior_mean is None else np.asarray(self.prior_mean, float)
         if mean.shape != (X.shape[1],) or not np.all(np.isfinite(mean)):
             raise ValueError(f"prior_mean must be {X.shape[1]} finite numbers; got {mean!r}.")

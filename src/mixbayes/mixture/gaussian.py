@@ -20,7 +20,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import Interval, Options, RandomState
-from ..families.gaussian import GaussianFamily, GaussianPosterior
+from ..families.gaussian import GaussianFamily, GaussianPosterior, column_variances, data_scale
 from ._base import MixtureState, VariationalMixture
 from ._weights import DirichletWeights, StickBreakingWeights
 
@@ -47,8 +47,18 @@ class VariationalGaussianMixture(VariationalMixture):
         :math:`\nu_0`; None means ``n_features`` (full) or 1 (diag, spherical: a Gamma shape of
         1/2, which in one dimension is scikit-learn's default written as a Normal–Gamma).
     covariance_prior : float or array-like or None, default=None
-        :math:`W_0^{-1}`; None means the data covariance (full), the per-column variances
-        (diag) or their mean (spherical). The Gamma rate is half of it.
+        :math:`W_0^{-1}` before the floor below; None means the data covariance (full), the
+        per-column variances (diag) or their mean (spherical). The Gamma rate is half of it.
+    reg_covar : float, default=1e-6
+        Covariance floor :math:`\epsilon \ge 0`, scikit-learn's name: the prior scale used is
+        :math:`W_0^{-1} + \epsilon\,\mathrm{diag}(v)`, with :math:`v_j` the variance of column
+        :math:`j` (the mean column variance for a constant column, 1 if all are constant); diag
+        adds :math:`\epsilon v`, spherical :math:`\epsilon\bar v`. Relative to each column, so
+        rescaling a column rescales the fit; on standardised columns it is scikit-learn's
+        absolute ``reg_covar``. It is part of the prior, so every posterior scale is at least
+        as large (:math:`W_k^{-1} \succeq W_0^{-1}`) and the ELBO is that of the floored model:
+        duplicated, collinear or constant columns and ``n_features >= n_samples`` then fit.
+        With 0 the data-scaled default must be positive definite.
     init : {"kmeans++", "random"}, default="kmeans++"
         Starting responsibilities: one k-means++ clustering (hard), or flat-Dirichlet rows.
     n_init, max_iter, tol, random_state, verbose
@@ -67,6 +77,10 @@ class VariationalGaussianMixture(VariationalMixture):
         :math:`\kappa_k` and :math:`\nu_k` (full) or the Gamma shape :math:`a_k`.
     scale_ : ndarray
         :math:`W_k^{-1}` (full) or the Gamma rates :math:`b_k`.
+    covariance_prior_ : ndarray
+        The prior scale used, floor included.
+    covariance_floor_ : ndarray of shape (n_features,)
+        :math:`\epsilon v`, what ``reg_covar`` added to the diagonal.
     n_effective_components_ : int
         Components holding at least one point's worth of responsibility.
     labels_, elbo_trace_, elbo_, n_iter_, converged_, n_features_in_
@@ -79,6 +93,7 @@ class VariationalGaussianMixture(VariationalMixture):
         "weight_concentration_prior": Interval("real", 0, None, "neither", allow_none=True),
         "mean_precision_prior": Interval("real", 0, None, "neither", allow_none=True),
         "degrees_of_freedom_prior": Interval("real", 0, None, "neither", allow_none=True),
+        "reg_covar": Interval("real", 0),
         "init": Options(("kmeans++", "random")),
         "n_init": Interval("int", 1),
         "max_iter": Interval("int", 1),
@@ -91,8 +106,8 @@ class VariationalGaussianMixture(VariationalMixture):
                  weight_concentration_prior_type="dirichlet_distribution",
                  weight_concentration_prior=None,
                  mean_precision_prior=None, mean_prior=None, degrees_of_freedom_prior=None,
-                 covariance_prior=None, init="kmeans++", n_init=1, max_iter=500, tol=1e-3,
-                 random_state=0, verbose=0):
+                 covariance_prior=None, reg_covar=1e-6, init="kmeans++", n_init=1, max_iter=500,
+                 tol=1e-3, random_state=0, verbose=0):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.weight_concentration_prior_type = weight_concentration_prior_type
@@ -101,6 +116,7 @@ class VariationalGaussianMixture(VariationalMixture):
         self.mean_prior = mean_prior
         self.degrees_of_freedom_prior = degrees_of_freedom_prior
         self.covariance_prior = covariance_prior
+        self.reg_covar = reg_covar
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
@@ -148,7 +164,21 @@ class VariationalGaussianMixture(VariationalMixture):
                 f"degrees_of_freedom_prior must be > n_features - 1 = {d - 1} for a Wishart; "
                 f"got {self.degrees_of_freedom_prior_}."
             )
-        self.covariance_prior_ = _covariance_prior(self.covariance_prior, X, self.covariance_type)
+        variances = column_variances(X, ddof=1)
+        # relative to each column's variance, like the other data-scaled priors, so that
+        # rescaling a column rescales the fit; on standardised columns it is scikit-learn's
+        # absolute reg_covar. A constant column takes the data's mean variance as its scale.
+        self.covariance_floor_ = float(self.reg_covar) * np.where(
+            variances > 0, variances, data_scale(variances))
+        prior = _covariance_prior(self.covariance_prior, X, self.covariance_type, variances,
+                                  self.reg_covar)
+        if self.covariance_type == "full":
+            prior = prior + np.diag(self.covariance_floor_)
+        elif self.covariance_type == "diag":
+            prior = prior + self.covariance_floor_
+        else:
+            prior = prior + self.covariance_floor_.mean()
+        self.covariance_prior_ = prior
 
     def _family(self):
         return GaussianFamily(self.covariance_type, self.mean_prior_, self.mean_precision_prior_,
@@ -276,20 +306,34 @@ def _vector(value, default, d, name):
     return value
 
 
-def _covariance_prior(value, X, covariance_type):
-    """The data-scaled default or a checked user value, in the shape the family expects."""
+def _covariance_prior(value, X, covariance_type, variances, reg_covar):
+    """The data-scaled default or a checked user value, in the shape the family expects, before
+    the ``reg_covar`` floor; with ``reg_covar=0`` the default must be positive definite."""
     d = X.shape[1]
     if value is None:
-        variances = X.var(axis=0, ddof=1)
-        flat = np.flatnonzero(variances <= 0)
-        if flat.size:
-            raise ValueError(
-                f"X has zero-variance column(s) {flat.tolist()}: the data-scaled covariance_prior "
-                "would be singular. Drop them or pass covariance_prior."
-            )
         if covariance_type == "full":
-            return np.atleast_2d(np.cov(X.T))
-        return variances if covariance_type == "diag" else np.asarray(variances.mean())
+            value = np.atleast_2d(np.cov(X.T))
+            constant = variances == 0  # np.cov leaves rounding noise there; the floor is the scale
+            value[constant, :] = 0.0
+            value[:, constant] = 0.0
+        else:
+            value = variances if covariance_type == "diag" else np.asarray(variances.mean())
+        if reg_covar == 0:
+            flat = np.flatnonzero(variances <= 0)
+            if flat.size:
+                raise ValueError(
+                    f"X has zero-variance column(s) {flat.tolist()}: the data-scaled "
+                    "covariance_prior would be singular; use reg_covar > 0 (the default 1e-6 "
+                    "floors it), drop the column(s) or pass covariance_prior."
+                )
+            if covariance_type == "full" and not _positive_definite(value):
+                raise ValueError(
+                    "X's covariance is singular (collinear or duplicated columns, or "
+                    f"n_features > n_samples - 1 = {X.shape[0] - 1}): the data-scaled "
+                    "covariance_prior would be singular; use reg_covar > 0 (the default 1e-6 "
+                    "floors it) or pass covariance_prior."
+                )
+        return value
     value = np.asarray(value, dtype=float)
     expected = {"full": (d, d), "diag": (d,), "spherical": ()}[covariance_type]
     if value.shape != expected:
@@ -298,9 +342,17 @@ def _covariance_prior(value, X, covariance_type):
             f"{covariance_type!r}; got {value.shape}."
         )
     if covariance_type == "full":
-        ok = np.allclose(value, value.T) and np.all(np.linalg.eigvalsh(value) > 0)
+        ok = np.allclose(value, value.T) and _positive_definite(value)
     else:
         ok = np.all(value > 0)
     if not ok or not np.all(np.isfinite(value)):
         raise ValueError("covariance_prior must be positive (definite for 'full').")
     return value
+
+
+def _positive_definite(matrix):
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        return False
+    return True
