@@ -1,5 +1,6 @@
 """save -> load gives identical predictions; files are never half-written; no pickle."""
 
+import json
 import os
 import zipfile
 
@@ -83,3 +84,177 @@ def test_gaussian_round_trip(tmp_path, covariance_type, prior_type):
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     np.testing.assert_array_equal(loaded.covariances_, model.covariances_)
     assert loaded.get_params()["mean_prior"] == [0.0, 0.0]
+
+
+# --------------------------------------------------------------------------- hostile files
+def _fitted_files(tmp_path):
+    """A saved DMM and a saved full-covariance Gaussian mixture."""
+    corpus, _ = mb.datasets.make_dmm_corpus(40, 12, 2, random_state=0)
+    dmm = mb.DirichletMultinomialMixture(2, n_init=1).fit(corpus.counts)
+    rng = np.random.default_rng(0)
+    gmm = mb.VariationalGaussianMixture(2).fit(rng.normal(size=(30, 3)))
+    return mb.save(dmm, tmp_path / "dmm"), mb.save(gmm, tmp_path / "gmm")
+
+
+def _entries(path):
+    with np.load(path, allow_pickle=False) as data:
+        entries = {key: data[key] for key in data.files}
+    return entries, json.loads(str(entries["__meta__"]))
+
+
+def _rewrite(path, target, meta=None, **changes):
+    """Copy the saved model at ``path`` to ``target`` with entries (or metadata) replaced."""
+    entries, old_meta = _entries(path)
+    if meta is not None:
+        entries["__meta__"] = np.asarray(json.dumps(meta) if not isinstance(meta, np.ndarray)
+                                         else meta)
+    entries.update(changes)
+    np.savez(target, **{k: v for k, v in entries.items() if v is not None})
+    return target
+
+
+def _refused(path, match="is not a model saved by mixbayes"):
+    with pytest.raises(ValueError, match=match) as info:
+        mb.load(path)
+    message = str(info.value)
+    assert "\n" not in message and repr(str(path)) in message
+    return message
+
+
+@pytest.mark.parametrize("cut", [0, 1, 30, 200, 0.5, -100, -22, -1])
+def test_truncated_file_refused(tmp_path, cut):
+    path, _ = _fitted_files(tmp_path)
+    data = open(path, "rb").read()
+    cut = int(cut * len(data)) if isinstance(cut, float) else cut % len(data) if cut else 0
+    (tmp_path / "cut.npz").write_bytes(data[:cut])
+    _refused(tmp_path / "cut.npz")
+
+
+def test_random_bytes_and_foreign_files_refused(tmp_path):
+    rng = np.random.default_rng(0)
+    (tmp_path / "noise.npz").write_bytes(rng.integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    _refused(tmp_path / "noise.npz")
+    (tmp_path / "model.json").write_text('{"format": 1, "cls": "TopicModel"}')
+    _refused(tmp_path / "model.json")
+    np.save(tmp_path / "single.npy", np.arange(3))
+    assert "not an .npz archive" in _refused(tmp_path / "single.npy")
+    np.savez(tmp_path / "nometa.npz", means_=np.zeros(3))
+    assert "no __meta__" in _refused(tmp_path / "nometa.npz")
+
+
+@pytest.mark.parametrize("meta,match", [
+    (np.asarray("{not json"), "__meta__ is not valid JSON"),
+    (np.asarray("[1, 2]"), "__meta__ is a JSON list"),
+    (np.arange(3), "__meta__ is not a JSON string"),
+    ({"format": 1, "cls": "KMeans", "params": {}, "scalars": {}}, "unknown model class 'KMeans'"),
+    ({"format": "1"}, "unknown format '1'"),
+    ({"format": 1, "cls": "DirichletMultinomialMixture", "params": [], "scalars": {}},
+     "params and scalars must be JSON objects"),
+])
+def test_bad_metadata_refused(tmp_path, meta, match):
+    path, _ = _fitted_files(tmp_path)
+    _refused(_rewrite(path, tmp_path / "bad.npz", meta=meta), match)
+
+
+def test_newer_format_says_upgrade(tmp_path):
+    path, _ = _fitted_files(tmp_path)
+    _, meta = _entries(path)
+    meta["format"] = 7
+    _refused(_rewrite(path, tmp_path / "new.npz", meta=meta),
+             r"written by a newer mixbayes \(format 7\); this version reads format 1 .* upgrade")
+
+
+@pytest.mark.parametrize("where,key,value,match", [
+    ("params", "evil", 1, r"has no parameter\(s\) \['evil'\]"),
+    ("params", "n_components", "two", "n_components must be an integer"),
+    ("params", "covariance_type", "bogus", "covariance_type must be one of"),
+    ("scalars", "n_features_in_", 0, "invalid scalar n_features_in_=0"),
+    ("scalars", "__class__", "KMeans", "invalid scalar __class__"),
+    ("scalars", "elbo_", None, "invalid scalar elbo_"),
+])
+def test_tampered_metadata_refused(tmp_path, where, key, value, match):
+    _, path = _fitted_files(tmp_path)
+    _, meta = _entries(path)
+    meta[where][key] = value
+    _refused(_rewrite(path, tmp_path / "bad.npz", meta=meta), match)
+
+
+@pytest.mark.parametrize("change,match", [
+    (dict(means_=np.zeros((2, 4))), r"means_ has shape \(2, 4\); expected \(2, 3\)"),
+    (dict(means_=np.zeros(2)), "means_ has shape"),
+    (dict(means_=np.array([["a", "b", "c"]] * 2)), "means_ has dtype <U1"),
+    (dict(means_=np.full((2, 3), np.nan)), "means_ holds values outside its range"),
+    (dict(labels_=np.full(30, 5)), "labels_ holds values outside its range"),
+    (dict(labels_=np.zeros(30)), "labels_ has dtype float64"),
+    (dict(weight_concentration_=-np.ones(2)), "weight_concentration_ holds values outside"),
+    (dict(scale_=-np.ones((2, 3, 3))), "scale_ is not symmetric positive definite"),
+    (dict(precisions_=None), r"missing fitted attribute\(s\) \['precisions_'\]"),
+    (dict(extra_=np.zeros(3)), "unexpected array extra_"),
+])
+def test_tampered_arrays_refused(tmp_path, change, match):
+    _, path = _fitted_files(tmp_path)
+    _refused(_rewrite(path, tmp_path / "bad.npz", **change), match)
+
+
+def test_tampered_components_refused(tmp_path):
+    path, _ = _fitted_files(tmp_path)
+    _refused(_rewrite(path, tmp_path / "bad.npz", components_=np.zeros((3, 12))),
+             r"components_ has shape \(3, 12\); expected \(2, 12\)")
+    # consistent shapes but values the model cannot use: the trial prediction refuses them
+    _refused(_rewrite(path, tmp_path / "bad2.npz", word_concentration_=np.full((2, 12), 1e308)),
+             "the stored DirichletMultinomialMixture does not work")
+
+
+class _Marker:
+    """Unpickling this object creates a folder: the proof that something was unpickled."""
+
+    def __init__(self, folder):
+        self.folder = str(folder)
+
+    def __reduce__(self):
+        return os.mkdir, (self.folder,)
+
+
+@pytest.mark.parametrize("entry", ["__meta__", "means_"])
+def test_pickled_objects_never_unpickled(tmp_path, entry):
+    _, path = _fitted_files(tmp_path)
+    marker = tmp_path / "unpickled"
+    payload = np.empty(1, dtype=object)
+    payload[0] = _Marker(marker)
+    entries, _ = _entries(path)
+    entries[entry] = payload
+    np.savez(tmp_path / "evil.npz", **entries)  # np.savez pickles object arrays
+    assert "pickled objects" in _refused(tmp_path / "evil.npz")
+    assert not marker.exists()
+
+
+def test_round_trip_of_topic_and_hdp_models(tmp_path):
+    corpus, _ = mb.datasets.make_dmm_corpus(30, 12, 2, random_state=0)
+    topics = mb.TopicModel(2).fit(corpus.counts)
+    loaded = mb.load(mb.save(topics, tmp_path / "t"))
+    np.testing.assert_array_equal(loaded.transform(corpus.counts), topics.transform(corpus.counts))
+    for hdp, X, groups in [
+        (mb.HDPMixture(n_iter=4), corpus.counts, None),
+        (mb.HDPMixture("gaussian", n_iter=4), np.random.default_rng(0).normal(size=(20, 2)),
+         np.arange(20) % 3),
+    ]:
+        hdp.fit(X, groups=groups)
+        loaded = mb.load(mb.save(hdp, tmp_path / "h"))
+        np.testing.assert_array_equal(loaded.labels_, hdp.labels_)
+        np.testing.assert_array_equal(loaded.trace_, hdp.trace_)
+        assert loaded.n_components_ == hdp.n_components_
+
+
+def test_failure_midway_leaves_no_target_and_no_temporary(tmp_path, monkeypatch):
+    corpus, _ = mb.datasets.make_dmm_corpus(30, 12, 2, random_state=0)
+    model = mb.DirichletMultinomialMixture(2, n_init=1).fit(corpus.counts)
+    real = np.savez_compressed
+
+    def half_then_fail(handle, **arrays):
+        real(handle, **dict(list(arrays.items())[:2]))  # some bytes reach the temporary file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", half_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        mb.save(model, tmp_path / "m.npz")
+    assert os.listdir(tmp_path) == []

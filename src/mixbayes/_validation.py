@@ -19,6 +19,7 @@ __all__ = [
     "Options",
     "validate_params",
     "check_counts",
+    "check_points",
     "check_n_components",
     "check_random_state",
     "check_file",
@@ -162,6 +163,8 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
                 raise TypeError(f"{name} must hold numeric counts: {exc}") from None
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"{name} must hold numeric counts; got an array of dtype {arr.dtype}.")
+        if arr.dtype == np.float16:  # scipy.sparse has no float16; every float16 fits float32
+            arr = arr.astype(np.float32)
         if arr.ndim != 2:
             raise ValueError(
                 f"{name} must be 2-D (documents x terms); got an array with {arr.ndim} "
@@ -179,6 +182,9 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
             f"{name} has an empty vocabulary: 0 feature(s) (shape={X.shape}) while a minimum "
             "of 1 is required."
         )
+    if X.shape[1] > np.iinfo(np.int32).max:
+        raise ValueError(f"{name} has {X.shape[1]} features; at most {np.iinfo(np.int32).max} "
+                         "are supported.")
     if values.size:
         if values.dtype.kind == "f":
             if not np.all(np.isfinite(values)):
@@ -204,6 +210,47 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
     X.sum_duplicates()
     if not allow_empty_rows and np.any(np.diff(X.indptr) == 0):
         raise ValueError(f"{name} contains empty documents, which this operation does not allow.")
+    return X
+
+
+def check_points(X, name: str = "X", min_samples: int = 1) -> np.ndarray:
+    """Validate real-valued points and return them as a 2-D float64 array.
+
+    A 1-D array is one column of values. Rejects sparse, complex, ragged and non-numeric
+    input, NaN/inf, and values so large that their variance overflows (every Gaussian model
+    scales its priors by the data's variance).
+    """
+    if sp.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix, but dense data is required for points; "
+                        "use X.toarray().")
+    try:
+        if np.iscomplexobj(X):
+            raise TypeError(f"Complex data not supported: {name} must hold real numbers.")
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # ragged lists, strings, None
+        if str(exc).startswith("Complex"):
+            raise ValueError(str(exc)) from None
+        raise TypeError(f"{name} must be a 2-D array of real numbers: {exc}") from None
+    if X.ndim == 1:
+        X = X[:, None]  # one-dimensional data: one feature
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (samples x features); got {X.ndim} dimensions.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         "required.")
+    if X.shape[0] < min_samples:
+        raise ValueError(f"{name} has {X.shape[0]} sample(s) (shape={X.shape}) while a minimum "
+                         f"of {min_samples} is required.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = np.ptp(X, axis=0)
+        overflow = not np.all(np.isfinite(spread * spread * X.shape[0]))
+    if overflow:
+        raise ValueError(
+            f"{name} holds values too large to work with (largest magnitude "
+            f"{np.abs(X).max():.3g}); their variance overflows. Rescale the data."
+        )
     return X
 
 

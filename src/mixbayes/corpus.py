@@ -278,7 +278,25 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
     Corpus
     """
     path = check_file(path, "path")
+    try:
+        corpus = _read_any(path, text_column, id_column, label_column, **vectorizer_options)
+    except (ValueError, TypeError) as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the parser said
+        if not message.startswith("path: "):  # name the file the bad content came from
+            message = f"path: {path!r}: {message}"
+        raise type(exc)(message) from None
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    if labels is not None:
+        return corpus.with_labels(labels)
+    beside = os.path.join(folder, "labels.txt")
+    if corpus.labels is None and os.path.isfile(beside):
+        found_labels = read_labels(beside)
+        if found_labels.shape == (corpus.n_documents,):
+            corpus = Corpus(corpus.counts, corpus.vocabulary, corpus.doc_ids, found_labels)
+    return corpus
+
+
+def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
     name = os.path.basename(path)
     if os.path.isdir(path):
         found = sorted(glob.glob(os.path.join(path, "counts.mtx*"))) + sorted(
@@ -304,17 +322,31 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
             f"path: cannot tell the format of {path!r}; expected .mtx[.gz], docword.*.txt[.gz], "
             ".txt[.gz] (one document per line), .csv[.gz] or a folder."
         )
-    if labels is not None:
-        return corpus.with_labels(labels)
-    beside = os.path.join(folder, "labels.txt")
-    if corpus.labels is None and os.path.isfile(beside):
-        found_labels = read_labels(beside)
-        if found_labels.shape == (corpus.n_documents,):
-            corpus = Corpus(corpus.counts, corpus.vocabulary, corpus.doc_ids, found_labels)
     return corpus
 
 
+# the largest count matrix a reader builds: column indices are int32 (see check_counts), and a
+# header announcing more rows than this would make scipy allocate (or loop over) a row pointer
+# of that length before a single entry is read
+_MAX_SIDE = 2**31 - 1
+_MAX_DENSE_ENTRIES = 2**27  # a dense Matrix Market array is read whole: 1 GiB of int64
+
+
+def _check_announced_shape(path, n_rows, n_cols, dense):
+    if n_rows > _MAX_SIDE or n_cols > _MAX_SIDE:
+        raise ValueError(f"path: {path!r} announces a {n_rows} x {n_cols} matrix; at most "
+                         f"{_MAX_SIDE} rows and columns are supported.")
+    if dense and n_rows * n_cols > _MAX_DENSE_ENTRIES:
+        raise ValueError(f"path: {path!r} announces a dense {n_rows} x {n_cols} array; store "
+                         "counts this large in coordinate (sparse) format.")
+
+
 def _read_mtx(path):
+    try:
+        n_rows, n_cols, _, layout, _, _ = scipy.io.mminfo(path)
+    except Exception as exc:
+        raise ValueError(f"path: {path!r} is not a readable Matrix Market file ({exc}).") from None
+    _check_announced_shape(path, n_rows, n_cols, layout == "array")
     try:
         counts = scipy.io.mmread(path)
     except Exception as exc:
@@ -348,6 +380,13 @@ def _read_uci(path):
             raise ValueError(f"path: {path!r} is not a UCI docword file ({exc}).") from None
     if triples.shape[0] != nnz or (nnz and triples.shape[1] != 3):
         raise ValueError(f"path: {path!r} announces {nnz} entries but holds {triples.shape[0]}.")
+    if min(n_docs, n_words, nnz) < 0:
+        raise ValueError(f"path: {path!r} announces negative sizes ({n_docs}, {n_words}, {nnz}).")
+    _check_announced_shape(path, n_docs, n_words, dense=False)
+    if nnz and (triples[:, :2].min() < 1 or triples[:, 0].max() > n_docs
+                or triples[:, 1].max() > n_words):
+        raise ValueError(f"path: {path!r} holds a document or word number outside 1..{n_docs} "
+                         f"/ 1..{n_words}.")
     counts = sp.csr_matrix(
         (triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)) if nnz
         else ([], ([], [])), shape=(n_docs, n_words)

@@ -95,19 +95,244 @@ def save(model, path):
 
 
 def load(path):
-    """Read a model written by :func:`save`."""
+    """Read a model written by :func:`save`.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path`` when the file is not a model written by :func:`save` (truncated,
+        tampered with, foreign, or holding pickled objects, which are never loaded), when it was
+        written by a newer mixbayes, or when its arrays do not fit together (the model would
+        fail later, deep inside numpy).
+    """
     from ._validation import check_file
 
     path = check_file(path, "path")
+    meta, arrays = _read(path)
+    version = meta.get("format")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _fail(path, f"unknown format {version!r}")
+    if version > _FORMAT:
+        raise ValueError(
+            f"path: {path!r} was written by a newer mixbayes (format {version}); this version "
+            f"reads format {_FORMAT} — upgrade mixbayes to load it."
+        )
+    name = meta.get("cls")
+    if not isinstance(name, str) or name not in _registry():
+        raise _fail(path, f"unknown model class {name!r}; known: {sorted(_registry())}")
+    cls = _registry()[name]
+    params, scalars = meta.get("params"), meta.get("scalars")
+    if not isinstance(params, dict) or not isinstance(scalars, dict):
+        raise _fail(path, "params and scalars must be JSON objects")
+    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    if unknown:
+        raise _fail(path, f"{name} has no parameter(s) {unknown}")
+    model = cls(**params)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(str(data["__meta__"]))
-            arrays = {k: data[k] for k in data.files if k != "__meta__"}
-    except (OSError, ValueError, KeyError) as exc:
-        raise ValueError(f"path: {path!r} is not a model saved by mixbayes ({exc}).") from None
-    if meta.get("format") != _FORMAT or meta.get("cls") not in _registry():
-        raise ValueError(f"path: {path!r} holds an unknown model format or class.")
-    model = _registry()[meta["cls"]](**meta["params"])
-    for key, value in {**meta["scalars"], **arrays}.items():
+        from ._validation import validate_params
+
+        validate_params(model, model._parameter_rules)
+        if name == "HDPMixture":
+            model._check_params()  # the kernel and the options outside the rules
+        _check_fitted(model, scalars, arrays)
+    except (TypeError, ValueError) as exc:
+        raise _fail(path, _one_line(exc)) from None
+    for key, value in {**scalars, **arrays}.items():
         setattr(model, key, value)
+    try:
+        _smoke_test(model)
+    except Exception as exc:  # noqa: BLE001 - whatever breaks, the file is refused
+        raise _fail(path, f"the stored {name} does not work: {_one_line(exc)}") from None
     return model
+
+
+def _fail(path, reason):
+    """The one-line error of :func:`load`: the file and what is wrong with it."""
+    return ValueError(f"path: {path!r} is not a model saved by mixbayes ({reason}).")
+
+
+def _one_line(exc, limit=300):
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _read(path):
+    """The metadata dict and the arrays of ``path``, never unpickling anything."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise _fail(path, "a single .npy array, not an .npz archive")
+        with data:
+            if "__meta__" not in data.files:
+                raise _fail(path, "no __meta__ entry")
+            raw = data["__meta__"]
+            arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    except ValueError as exc:
+        if str(exc).startswith("path: "):
+            raise
+        if "pickle" in str(exc):
+            raise _fail(path, "it holds pickled objects, which are never loaded") from None
+        raise _fail(path, _one_line(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - truncated or foreign: BadZipFile, zlib.error, EOFError
+        raise _fail(path, f"{type(exc).__name__}: {_one_line(exc)}") from None
+    if raw.dtype.kind != "U" or raw.ndim != 0:
+        raise _fail(path, "__meta__ is not a JSON string")
+    try:
+        meta = json.loads(str(raw))
+    except (ValueError, RecursionError) as exc:
+        raise _fail(path, f"__meta__ is not valid JSON: {_one_line(exc)}") from None
+    if not isinstance(meta, dict):
+        raise _fail(path, f"__meta__ is a JSON {type(meta).__name__}, not an object")
+    return meta, arrays
+
+
+# --------------------------------------------------------------------------- what a model holds
+# Every fitted attribute a class stores, with its shape in symbols and a rule on its values:
+# K components, p features, n training samples, "*" any length; "+" positive, ">=0", "label"
+# (an integer in [0, K)), "f" any finite number, "real" any number (traces may hold -inf).
+_COMMON_VB = {
+    "elbo_trace_": (("*",), "real"), "labels_": (("n",), "label"),
+    "weights_": (("K",), ">=0"),
+}
+
+
+def _array_specs(model, scalars):
+    name = type(model).__name__
+    if name == "DirichletMultinomialMixture":
+        return {**_COMMON_VB, "weight_concentration_": (("K",), "+"),
+                "word_concentration_": (("K", "p"), "+"), "components_": (("K", "p"), ">=0"),
+                "log_joint_trace_": (("*",), "real", "optional")}
+    if name == "VariationalGaussianMixture":
+        shape = {"full": ("K", "p", "p"), "diag": ("K", "p"), "spherical": ("K",)}[
+            model.covariance_type]
+        weights = ("K", 2) if model.weight_concentration_prior_type == "dirichlet_process" \
+            else ("K",)
+        return {**_COMMON_VB, "weight_concentration_": (weights, "+"),
+                "mean_precision_": (("K",), "+"), "means_": (("K", "p"), "f"),
+                "degrees_of_freedom_": (("K",), "+"), "scale_": (shape, "f"),
+                "covariances_": (shape, "f"), "precisions_": (shape, "f"),
+                "mean_prior_": (("p",), "f"), "covariance_prior_": (shape[1:], "f")}
+    if name == "TopicModel":
+        return {"topics_": (("K", "p"), ">=0"), "doc_topic_": (("n", "K"), ">=0"),
+                "usage_": (("K",), ">=0"), "term_frequency_": (("p",), ">=0"),
+                "log_posterior_trace_": (("*",), "real"), "dropped_terms_": (("*",), "feature")}
+    # HDPMixture
+    specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
+             "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
+             "rhat_": ((), "stats"), "ess_": ((), "stats"),
+             "group_label_samples_": (("*", "G"), "int"),
+             "label_samples_": (("*", "*"), "int", "optional")}
+    if model.kernel == "categorical":
+        specs["term_frequency_"] = (("p",), ">=0")
+    return specs
+
+
+def _scalar_specs(model):
+    name = type(model).__name__
+    if name == "HDPMixture":
+        return {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
+                "top_concentration_": "+", "group_concentration_": "+",
+                "label_samples_": "none"}
+    specs = {"n_features_in_": "count", "n_iter_": "int", "converged_": "bool"}
+    if name == "TopicModel":
+        return {**specs, "topic_prior_": "+", "log_posterior_": "real", "n_quasi_newton_": "int"}
+    specs.update(elbo_="real", weight_prior_="+")
+    if name == "DirichletMultinomialMixture":
+        return {**specs, "word_prior_": "+"}
+    return {**specs, "mean_precision_prior_": "+", "degrees_of_freedom_prior_": "+",
+            "n_effective_components_": "int"}
+
+
+def _scalar_ok(value, rule):
+    if rule == "none":
+        return value is None
+    if rule == "bool":
+        return isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if rule in ("count", "int"):
+        return isinstance(value, int) and value >= (1 if rule == "count" else 0)
+    if rule == "+":
+        return np.isfinite(value) and value > 0
+    return not np.isnan(value)  # "real": -inf is a legitimate ELBO of an impossible fit
+
+
+def _check_fitted(model, scalars, arrays):
+    """Check every stored attribute against what the class needs, so that a loaded model
+    either works or is refused here (and never fails later, deep inside numpy)."""
+    from .hdp.model import _TRACE_DTYPE, TRACED
+
+    scalar_specs, array_specs = _scalar_specs(model), _array_specs(model, scalars)
+    for key, value in scalars.items():
+        if key not in scalar_specs or not _scalar_ok(value, scalar_specs[key]):
+            raise ValueError(f"unexpected or invalid scalar {key}={value!r}")
+    stored = set(scalars) | set(arrays)
+    required = {k for k, v in scalar_specs.items() if v != "none"}
+    required |= {k for k, v in array_specs.items() if len(v) < 3}
+    if type(model).__name__ == "HDPMixture":
+        required.discard("label_samples_")  # an array, or None (a scalar) when too large
+        if "label_samples_" not in stored:
+            raise ValueError("missing label_samples_")
+    missing = sorted(required - stored)
+    if missing:
+        raise ValueError(f"missing fitted attribute(s) {missing}")
+    sizes = dict(p=scalars["n_features_in_"],
+                 K=scalars.get("n_components_", getattr(model, "n_components", None)),
+                 G=scalars.get("n_groups_"))
+    stats_dtype = np.dtype([(name, float) for name in TRACED])
+    for key, value in arrays.items():
+        if key not in array_specs:
+            raise ValueError(f"unexpected array {key}")
+        shape, rule = array_specs[key][:2]
+        if rule in ("trace", "stats"):
+            expected = _TRACE_DTYPE if rule == "trace" else stats_dtype
+            if value.dtype != expected or value.ndim != len(shape):
+                raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
+            continue
+        if value.dtype.kind not in ("i", "u", "f") or (
+                rule in ("label", "int", "feature") and value.dtype.kind == "f"):
+            raise ValueError(f"{key} has dtype {value.dtype}")
+        if value.ndim == len(shape) and "n" in shape:
+            sizes.setdefault("n", value.shape[shape.index("n")])
+        want = tuple(sizes.get(s, s) if isinstance(s, str) and s != "*" else s for s in shape)
+        if value.ndim != len(want) or any(w != "*" and w != got for w, got in zip(want,
+                                                                                 value.shape)):
+            raise ValueError(f"{key} has shape {value.shape}; expected {want} "
+                             f"(n_components={sizes['K']}, n_features={sizes['p']})")
+        if rule == "real":
+            bad = np.isnan(value).any()
+        elif rule == "label":
+            bad = value.size and (value.min() < 0 or value.max() >= sizes["K"])
+        elif rule == "feature":
+            bad = value.size and (value.min() < 0 or value.max() >= sizes["p"])
+        elif rule == "int":
+            bad = value.size and value.min() < 0
+        else:
+            bad = not np.all(np.isfinite(value)) or (rule == "+" and np.any(value <= 0)) or (
+                rule == ">=0" and np.any(value < 0))
+        if bad:
+            raise ValueError(f"{key} holds values outside its range ({rule})")
+    if "scale_" in arrays and model.covariance_type == "full":
+        scale = arrays["scale_"]
+        if not np.allclose(scale, np.swapaxes(scale, -1, -2)) or np.any(
+                np.linalg.eigvalsh(scale) <= 0):
+            raise ValueError("scale_ is not symmetric positive definite")
+
+
+def _smoke_test(model):
+    """Predict one sample with the loaded model: a broken model fails here, not later."""
+    import warnings
+
+    p = model.n_features_in_
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if type(model).__name__ == "HDPMixture":
+            return
+        if type(model).__name__ == "VariationalGaussianMixture":
+            result = model.predict_proba(model.means_[:1])
+        elif type(model).__name__ == "TopicModel":
+            result = model.transform(np.ones((1, p), dtype=np.int64))
+        else:
+            result = model.predict_proba(np.ones((1, p), dtype=np.int64))
+    if not (np.all(np.isfinite(result)) and np.allclose(result.sum(axis=1), 1.0)):
+        raise ValueError("its probabilities of a test sample are not finite or do not sum to 1")

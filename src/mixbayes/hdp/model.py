@@ -20,6 +20,7 @@ from .._validation import (
     Interval,
     RandomState,
     check_counts,
+    check_points,
     check_random_state,
     top_terms,
     validate_params,
@@ -34,6 +35,7 @@ TRACED = ("n_dishes", "n_tables", "log_joint", "top_concentration", "group_conce
 _TRACE_DTYPE = np.dtype([("n_dishes", np.int64), ("n_tables", np.int64), ("log_joint", float),
                          ("top_concentration", float), ("group_concentration", float)])
 _MAX_STORED_LABELS = 10_000_000
+_MAX_TOKENS = 2**31 - 1  # stored labels are int32; each token costs about 50 bytes of state
 _MOVES = ("crf", "labels", "all", "none")
 
 
@@ -201,7 +203,17 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                 "least one observation; drop them first (X[X.sum(axis=1).A1 > 0])."
             )
         W = X.shape[1]
-        tokens = np.repeat(X.indices.astype(np.int64), X.data)
+        n_tokens = int(X.sum())
+        if n_tokens > _MAX_TOKENS:
+            raise ValueError(
+                f"X holds {n_tokens} tokens (the sum of its counts); the categorical kernel keeps "
+                f"one state per token and takes at most {_MAX_TOKENS}."
+            )
+        try:
+            tokens = np.repeat(X.indices.astype(np.int64), X.data)
+        except MemoryError:
+            raise ValueError(f"X holds {n_tokens} tokens (the sum of its counts), more than this "
+                             "machine can hold one state each for.") from None
         group_ptr = np.concatenate([[0], np.cumsum(np.asarray(X.sum(axis=1)).ravel())])
         prior = 1.0 / W if self.word_prior is None else float(self.word_prior)
         data = _sampler.GroupedData(_sampler.CATEGORICAL, group_ptr.astype(np.int64), tokens,
@@ -211,13 +223,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     def _grouped_points(self, X, groups):
         if sp.issparse(X):
             raise TypeError("X must be a dense array of points for the Gaussian kernel.")
-        X = np.asarray(X, dtype=float)
-        if X.ndim == 1:
-            X = X[:, None]
-        if X.ndim != 2 or X.shape[0] < 2:
-            raise ValueError(f"X must be a 2-D array of at least 2 points; got shape {X.shape}.")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values.")
+        X = check_points(X, "X", min_samples=2)
         if groups is None:
             raise ValueError("groups is required for the Gaussian kernel: one group label per "
                              "point (use np.zeros(len(X)) for a single group).")
@@ -225,7 +231,12 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         if groups.shape != (X.shape[0],):
             raise ValueError(f"groups must have one label per point ({X.shape[0]}); got shape "
                              f"{groups.shape}.")
-        _, group_index = np.unique(groups, return_inverse=True)
+        try:
+            _, group_index = np.unique(groups, return_inverse=True)
+        except TypeError:  # labels that cannot be ordered, e.g. numbers mixed with strings
+            raise TypeError("groups must be labels of one kind (all numbers or all strings); "
+                            f"got {groups[:5].tolist()!r}...") from None
+        group_index = group_index.ravel()
         order = np.argsort(group_index, kind="stable")
         sizes = np.bincount(group_index)
         # the mean per-feature variance, a constant column counting 0 (np.var of a column of

@@ -166,6 +166,13 @@ class TopicModel(TransformerMixin, BaseEstimator):
         used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
         if used_docs.size == 0:
             raise ValueError("X has no words: every document is empty.")
+        if isinstance(self.init, str) and self.init == "clusters" \
+                and self.n_components > used_docs.size:
+            # the "clusters" start clusters the non-empty documents into K groups
+            raise ValueError(
+                f"n_components must be at most the number of non-empty documents of X "
+                f"({used_docs.size}) for init='clusters'; got {self.n_components}."
+            )
         if used_terms.size < p:
             warnings.warn(
                 f"{p - used_terms.size} term(s) never occur in X; they are left out of the fit "
