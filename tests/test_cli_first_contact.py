@@ -243,3 +243,21 @@ def test_selection_prints_a_table_and_notes_still_rising(capsys):
     sel = mb.select_n_clusters(corpus.counts, range(1, 7), verbose=0)
     assert sel.best_k == 3 and sel.best_k_heldout == 3
     assert not any("rising" in note or "top of the range" in note for note in sel.notes)
+
+
+def test_gmm_fits_a_table_with_duplicated_and_constant_columns(tmp_path, capsys):
+    """The table shape that raised numpy's LinAlgError: a duplicated column and a constant
+    one. It fits, and --reg-covar reaches the model."""
+    X, truth = mb.datasets.make_gaussian_mixture(150, 2, 3, random_state=5)
+    table = np.column_stack([X, X[:, 0], np.full(len(X), 2.5)])
+    np.savetxt(tmp_path / "t.csv", table, delimiter=",", header="a,b,a_again,const",
+               comments="")
+    np.savetxt(tmp_path / "gold.txt", truth.labels, fmt="%d")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm",
+                            "-k", "6", "--reg-covar", "1e-4", "--labels",
+                            str(tmp_path / "gold.txt"), "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["settings"]["reg_covar"] == 1e-4 and summary["scores"]["ari"] > 0.9
+    model = mb.load(tmp_path / "o" / "model.npz")
+    assert model.reg_covar == 1e-4

@@ -211,7 +211,8 @@ def _array_specs(model, scalars):
                 "mean_precision_": (("K",), "+"), "means_": (("K", "p"), "f"),
                 "degrees_of_freedom_": (("K",), "+"), "scale_": (shape, "f"),
                 "covariances_": (shape, "f"), "precisions_": (shape, "f"),
-                "mean_prior_": (("p",), "f"), "covariance_prior_": (shape[1:], "f")}
+                "mean_prior_": (("p",), "f"), "covariance_prior_": (shape[1:], "f"),
+                "covariance_floor_": (("p",), ">=0")}
     if name == "TopicModel":
         return {"topics_": (("K", "p"), ">=0"), "doc_topic_": (("n", "K"), ">=0"),
                 "usage_": (("K",), ">=0"), "term_frequency_": (("p",), ">=0"),
@@ -232,7 +233,7 @@ def _scalar_specs(model):
     if name == "HDPMixture":
         return {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
                 "top_concentration_": "+", "group_concentration_": "+",
-                "label_samples_": "none"}
+                "label_samples_": "none", "convergence_warnings_": "strings"}
     specs = {"n_features_in_": "count", "n_iter_": "int", "converged_": "bool"}
     if name == "TopicModel":
         return {**specs, "topic_prior_": "+", "log_posterior_": "real", "n_quasi_newton_": "int"}
@@ -246,6 +247,8 @@ def _scalar_specs(model):
 def _scalar_ok(value, rule):
     if rule == "none":
         return value is None
+    if rule == "strings":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if rule == "bool":
         return isinstance(value, bool)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -267,7 +270,7 @@ def _check_fitted(model, scalars, arrays):
         if key not in scalar_specs or not _scalar_ok(value, scalar_specs[key]):
             raise ValueError(f"unexpected or invalid scalar {key}={value!r}")
     stored = set(scalars) | set(arrays)
-    required = {k for k, v in scalar_specs.items() if v != "none"}
+    required = {k for k, v in scalar_specs.items() if v not in ("none", "strings")}
     required |= {k for k, v in array_specs.items() if len(v) < 3}
     if type(model).__name__ == "HDPMixture":
         required.discard("label_samples_")  # an array, or None (a scalar) when too large

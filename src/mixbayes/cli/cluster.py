@@ -124,13 +124,9 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
                          f"{args.n_components}.")
-    options = dict(covariance_type=args.covariance_type, n_init=args.n_init,
-                   random_state=args.seed, verbose=verbose)
-    if "reg_covar" in VariationalGaussianMixture().get_params():
-        options["reg_covar"] = args.reg_covar
-    else:
-        settings.pop("reg_covar", None)
-    model = VariationalGaussianMixture(args.n_components, **options).fit(X)
+    model = VariationalGaussianMixture(
+        args.n_components, covariance_type=args.covariance_type, reg_covar=args.reg_covar,
+        n_init=args.n_init, random_state=args.seed, verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
     proba = model.predict_proba(X)
     write_rows(out.file("assignments.csv"),

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import Interval, Options, RandomState
+from .._validation import Interval, Options, RandomState, check_points
 from ..families.gaussian import GaussianFamily, GaussianPosterior, column_variances, data_scale
 from ._base import MixtureState, VariationalMixture
 from ._weights import DirichletWeights, StickBreakingWeights
@@ -177,7 +177,7 @@ class VariationalGaussianMixture(VariationalMixture):
         elif self.covariance_type == "diag":
             prior = prior + self.covariance_floor_
         else:
-            prior = prior + self.covariance_floor_.mean()
+            prior = np.asarray(prior + self.covariance_floor_.mean())  # 0-d, as before
         self.covariance_prior_ = prior
 
     def _family(self):
@@ -267,34 +267,6 @@ class VariationalGaussianMixture(VariationalMixture):
         if self.covariance_type == "diag":
             return np.diag(self.covariances_[k])
         return self.covariances_[k] * np.eye(self.n_features_in_)
-
-
-def check_points(X, name="X"):
-    """Validate a real-valued 2-D point array (a 1-D array is one column of values)."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        raise TypeError(f"{name} is a sparse matrix, but dense data is required for points; "
-                        "use X.toarray().")
-    if np.iscomplexobj(X):
-        raise ValueError(f"Complex data not supported: {name} must hold real numbers.")
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must hold real numbers: {exc}") from None
-    if X.ndim == 1:
-        X = X[:, None]  # one-dimensional data: one feature, a main use of this model
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (samples x features); got {X.ndim} dimensions.")
-    if X.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                         "required.")
-    if X.shape[0] == 0:
-        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
-                         "required.")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} contains NaN or infinite values.")
-    return X
 
 
 def _vector(value, default, d, name):
