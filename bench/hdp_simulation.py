@@ -61,6 +61,7 @@ def nmi_per_sweep(J, n, seed, sweeps, **options):
     corpus, truth = mb.datasets.make_hdp_data(J, n, n_words=J, random_state=seed)
     scores = []
     model = mb.HDPMixture(top_concentration=3.0, group_concentration=1.0, n_iter=sweeps,
+                          word_prior=1.0 / J,  # the simulation's own prior
                           random_state=seed, **options)
     model.fit(corpus.counts,
               callback=lambda chain, sweep, info: scores.append(
@@ -78,12 +79,12 @@ def traces_from(start, J, n, seed, sweeps):
     rows = []
     if start == "default":
         model = mb.HDPMixture(top_concentration=3.0, group_concentration=1.0, n_iter=sweeps,
-                              random_state=seed)
+                              word_prior=1.0 / J, random_state=seed)
         model.fit(corpus.counts, callback=lambda chain, sweep, info: rows.append(
             (mb.metrics.nmi(truth.labels, info["labels"]), info["n_dishes"],
              info["log_joint"])))
         return np.asarray(rows)
-    data = mb.HDPMixture()._grouped_tokens(corpus.counts, None)[0]
+    data = mb.HDPMixture(word_prior=1.0 / J)._grouped_tokens(corpus.counts, None)[0]
     table_of = np.empty(data.n_observations, dtype=np.int64)
     table_dish = np.full((data.n_groups, n), -1, dtype=np.int64)
     for j in range(data.n_groups):

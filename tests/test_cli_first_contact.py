@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -261,3 +262,57 @@ def test_gmm_fits_a_table_with_duplicated_and_constant_columns(tmp_path, capsys)
     assert summary["settings"]["reg_covar"] == 1e-4 and summary["scores"]["ari"] > 0.9
     model = mb.load(tmp_path / "o" / "model.npz")
     assert model.reg_covar == 1e-4
+
+
+_FLAG_VALUES = {
+    "--model": ["dmm", "gmm", "hdp", "lda"], "-k": ["0", "1", "2", "3", "-1", "x", "1e3"],
+    "--select": ["1:3", "2:2", "3:1", "2:4:0", "a:b", "2:3:1"], "--n-init": ["1", "0", "two"],
+    "--inference": ["vb", "gibbs", "em"], "--covariance-type": ["diag", "tied"],
+    "--reg-covar": ["0", "1e-3", "-1", "nan"], "--n-iter": ["3", "0"], "--gamma0": ["1", "-2"],
+    "--alpha0": ["0.5", "inf"], "--stop-words": ["none", "english", "nofile.txt"],
+    "--min-df": ["1", "2", "0", "0.5", "1.5"], "--top": ["3", "0"], "--seed": ["1", "x"],
+    "--text-column": ["text", "body"], "--labels": ["labels.txt", "missing.txt"],
+    "--groups": ["labels.txt"],
+}
+
+
+def test_cli_arguments_fuzzed_never_raise(tmp_path_factory):
+    """Random command lines over every flag (good and bad values, in any order) end in exit
+    status 0, 1 or 2, with one error line for 1 - never an exception out of ``main``."""
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "docs.txt").write_text("\n".join(TEXTS[:12]) + "\n")
+    (folder / "labels.txt").write_text("\n".join(["a", "b"] * 6) + "\n")
+    np.savetxt(folder / "points.csv", np.random.default_rng(0).normal(size=(12, 2)),
+               delimiter=",")
+    flags = st.sampled_from(sorted(_FLAG_VALUES)).flatmap(
+        lambda flag: st.tuples(st.just(flag), st.sampled_from(_FLAG_VALUES[flag])))
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(command=st.sampled_from(["cluster", "topics"]),
+           source=st.sampled_from(["docs.txt", "points.csv", "missing.mtx"]),
+           options=st.lists(flags, max_size=4), run=st.integers(0, 10**9))
+    def check(command, source, options, run):
+        argv = [command, str(folder / source), "--out", str(folder / f"out{run}"), "-q"]
+        for flag, value in options:
+            value = str(folder / value) if value.endswith(".txt") else value
+            argv += [flag, value]
+        err = StringIO()
+        with redirect_stdout(StringIO()), redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                status = main(argv)
+            except SystemExit as stop:  # argparse: usage errors
+                status = stop.code
+        assert status in (0, 1, 2), (argv, status)
+        if status == 1:
+            text = err.getvalue()
+            assert text.startswith("mixbayes: error: ") and text.count("\n") == 1, (argv, text)
+
+    check()

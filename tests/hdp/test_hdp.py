@@ -400,14 +400,15 @@ def test_warns_when_the_trace_is_still_trending():
     sweeps: a ConvergenceWarning says so, and the same text is kept on the model. A chain
     from the franchise start settles within 300 sweeps and draws no warning (at 120 its log
     joint is still climbing through the kept half, and it is warned about, rightly)."""
-    corpus, _ = mb.datasets.make_hdp_data(20, 100, n_words=20, random_state=0)
+    corpus, _ = mb.datasets.make_hdp_data(20, 100, n_words=20, random_state=0)  # alpha_w = 1/20
     climbing = mb.HDPMixture(top_concentration=3.0, n_iter=60, burn_in=0, init="ones",
-                             moves="all", random_state=0)
+                             moves="all", word_prior=1 / 20, random_state=0)
     with pytest.warns(mb.ConvergenceWarning, match="is still trending after burn-in") as caught:
         climbing.fit(corpus.counts)
     assert [str(w.message) for w in caught] == climbing.convergence_warnings_
     assert all("Geweke z" in m for m in climbing.convergence_warnings_)
-    settled = mb.HDPMixture(top_concentration=3.0, n_iter=300, random_state=0)
+    settled = mb.HDPMixture(top_concentration=3.0, n_iter=300, word_prior=1 / 20,
+                            random_state=0)
     import warnings
 
     with warnings.catch_warnings():

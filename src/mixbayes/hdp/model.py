@@ -35,6 +35,7 @@ TRACED = ("n_dishes", "n_tables", "log_joint", "top_concentration", "group_conce
 _TRACE_DTYPE = np.dtype([("n_dishes", np.int64), ("n_tables", np.int64), ("log_joint", float),
                          ("top_concentration", float), ("group_concentration", float)])
 _MAX_STORED_LABELS = 10_000_000
+DEFAULT_WORD_PRIOR = 0.1
 _MAX_TOKENS = 2**31 - 1  # stored labels are int32; each token costs about 50 bytes of state
 _MOVES = ("crf", "labels", "all", "none")
 
@@ -83,7 +84,14 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         0.66 / 0.70 with ``"crf"`` and 0.57 / 0.65 with ``"labels"``; on dblp3 (5 seeds) 0.40
         after 100 sweeps with ``"crf"``, 0.30 with ``"labels"``.
     word_prior : float or None, default=None
-        :math:`\alpha_w` (categorical); None means :math:`1/W`.
+        :math:`\alpha_w` (categorical); None means 0.1 per term (GSDMM's and many LDA codes'
+        choice). It sets what a cluster pays for a word none of its tokens has used yet,
+        :math:`\alpha_w / (n_k + W\alpha_w)` against :math:`1/W` in a new cluster: with
+        :math:`\alpha_w = 1/W` (this class's earlier default) a cluster of 100 tokens pays a
+        factor of about 100 per unseen word, so short texts with rare words open clusters of their
+        own (2,472 tweets: 497 clusters after 200 sweeps and still climbing; 30 with 0.1, for 89
+        queries). On dblp3 the mean NMI over 3 seeds after 200 sweeps is 0.39 with 1/W, 0.52 with
+        0.1.
     prior_mean : array-like of shape (n_features,) or None, default=None
         :math:`\mu_0` (Gaussian); None means the mean of the points.
     prior_precision : float or None, default=None
@@ -215,7 +223,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"X holds {n_tokens} tokens (the sum of its counts), more than this "
                              "machine can hold one state each for.") from None
         group_ptr = np.concatenate([[0], np.cumsum(np.asarray(X.sum(axis=1)).ravel())])
-        prior = 1.0 / W if self.word_prior is None else float(self.word_prior)
+        prior = _word_prior(self.word_prior)
         data = _sampler.GroupedData(_sampler.CATEGORICAL, group_ptr.astype(np.int64), tokens,
                                     np.zeros((0, 0)), W, prior)
         return data, np.arange(tokens.size), W
@@ -395,7 +403,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         # a term no token of cluster k uses has the posterior mean a / (n_k + W a) exactly;
         # one used c >= 1 times has (c + a) / (n_k + W a)
         W = self.components_.shape[1]
-        a = 1.0 / W if self.word_prior is None else float(self.word_prior)
+        a = _word_prior(self.word_prior)
         sizes = np.bincount(self.labels_, minlength=self.n_components_)
         used = self.components_ * (sizes + W * a)[:, None] - a > 0.5
         return top_terms(self.components_, vocabulary, n, by, self.term_frequency_, used)
@@ -432,6 +440,11 @@ def _posterior_mean_atoms(data, labels, K):
     precision = data.prior_precision + n * data.observation_precision
     return ((data.prior_precision * data.prior_mean + data.observation_precision * sums)
             / precision[:, None])
+
+
+def _word_prior(word_prior):
+    """:math:`\alpha_w`: the given value, or the default 0.1 (see the class docstring)."""
+    return DEFAULT_WORD_PRIOR if word_prior is None else float(word_prior)
 
 
 _WATCHED = (("n_dishes", "the number of clusters"), ("log_joint", "the log joint density"))
