@@ -45,6 +45,7 @@ def plot_top_words(model, vocabulary, n=10, max_panels=12):
     holds documents, the largest clusters first; with more than ``max_panels`` of them only
     the largest are drawn, and the title says how many were left out."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     K = model.components_.shape[0]
     sizes = np.bincount(model.labels_, minlength=K)
@@ -67,6 +68,7 @@ def plot_top_words(model, vocabulary, n=10, max_panels=12):
         axis.set_title(f"cluster {k} ({sizes[k]} docs)", fontsize=9)
         axis.set_xlabel("word probability", fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
+        axis.xaxis.set_major_locator(MaxNLocator(3))  # a few short ticks: labels never collide
     left_out = len(used) - len(shown)
     empty = K - len(used)
     heading = f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out else (

@@ -140,7 +140,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         What the trace says against trusting the fit, each also issued as a
         :class:`~mixbayes.ConvergenceWarning`: the number of clusters or the log joint still
         trending over the sweeps after burn-in (Geweke's :math:`|z| > 3` between their first
-        10% and last 50%, any chain), or chains that disagree (split R-hat above 1.1).
+        10% (at least 4 sweeps) and last 50%, any chain; checked from 16 kept sweeps), or chains
+        that disagree (split R-hat above 1.1).
     top_concentration_, group_concentration_ : float
         Posterior means of :math:`\gamma_0` and :math:`\alpha_0` over the sweeps after burn-in,
         all chains pooled (the fixed values when they have no prior).
@@ -454,15 +455,16 @@ def _convergence_warnings(kept, rhat):
     """Warnings from the kept sweeps (chains x sweeps): a trend in the cluster count or the log
     joint within any chain, and chains that disagree."""
     messages = []
-    if kept.shape[1] >= 40:  # Geweke's windows need a few draws each
+    if kept.shape[1] >= 16:  # Geweke's windows need a few draws each
+        first = max(0.1, 4 / kept.shape[1])  # the first 10%, and at least 4 sweeps
         for name, what in _WATCHED:
             for chain, draws in enumerate(kept[name].astype(float)):
-                z = geweke_z(draws)
+                z = geweke_z(draws, first=first)
                 if abs(z) > 3:
-                    n_a, n_b = int(0.1 * draws.size), int(0.5 * draws.size)
+                    n_a, n_b = int(first * draws.size), int(0.5 * draws.size)
                     messages.append(
                         f"HDP chain {chain + 1}: {what} is still trending after burn-in "
-                        f"(mean {draws[:n_a].mean():.6g} over the first 10% of the "
+                        f"(mean {draws[:n_a].mean():.6g} over the first {n_a} of the "
                         f"{draws.size} kept sweeps, {draws[-n_b:].mean():.6g} over the last "
                         f"half; Geweke z = {z:.1f}); raise n_iter before trusting the clusters")
                     break
