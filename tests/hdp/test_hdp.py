@@ -13,7 +13,10 @@ import mixbayes as mb
 from mixbayes.hdp import _kernels, _moves, _sampler
 
 sys.path.insert(0, os.path.dirname(__file__))
-from exact import canonical, exact_partition_posterior, set_partitions  # noqa: E402
+from exact import (  # noqa: E402
+    canonical, exact_partition_posterior, log_joint_by_definition, log_marginal_sequential,
+    set_partitions,
+)
 from helpers import geweke_z_scores  # noqa: E402
 
 # Every statistical test here fails by chance with probability 1e-3 at most (chi-square tests at
@@ -48,6 +51,84 @@ def _chi_square_p(exact, frequencies, n):
 
 
 # ------------------------------------------------------------------ exactness
+def test_log_joint_of_a_hand_counted_state():
+    """One group, two tokens of word 0 at one table (W = 2, a = 0.5, alpha0 = 2): the second
+    customer joins the first with probability 1 / (1 + 2), and the words have probability
+    (0.5 / 1) (1.5 / 2), so p(y, seating) = 1/3 * 3/8 = 1/8."""
+    data = _sampler.GroupedData(_sampler.CATEGORICAL, np.array([0, 2]), np.array([0, 0]),
+                                np.zeros((0, 0)), 2, 0.5)
+    state = _sampler.SliceState(np.array([0, 0]), np.array([[0, -1]]))
+    assert _sampler.log_joint(data, state, 1.0, 2.0) == pytest.approx(np.log(1 / 8), rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
+def test_log_joint_matches_the_chain_rule_on_handmade_states(kernel):
+    """The closed form (Gamma-function products) against the franchise's seating probability and
+    the dishes' marginal likelihoods written one predictive step at a time (tests/hdp/exact.py),
+    on seatings with shared dishes across groups, gaps in the table and dish labels, and a
+    group at one table."""
+    from dataclasses import replace
+
+    data = replace(_tiny(kernel), group_ptr=np.array([0, 3, 5]))  # groups of 3 and 2
+    seatings = [
+        ([0, 0, 0, 0, 0], [[0, -1, -1], [0, -1, -1]]),  # everyone at one table per group, one dish
+        ([0, 1, 0, 0, 1], [[0, 1, -1], [1, 0, -1]]),  # two dishes shared across the groups
+        ([0, 2, 2, 1, 0], [[4, -1, 0], [0, 4, -1]]),  # label gaps: table 1 empty, dishes 0 and 4
+        ([0, 1, 2, 0, 1], [[0, 1, 2], [3, 3, -1]]),  # a table each, four dishes
+    ]
+    for gamma0, alpha0 in ((1.0, 2.0), (0.3, 5.0)):
+        for table_of, table_dish in seatings:
+            state = _sampler.SliceState(np.array(table_of), np.array(table_dish))
+            expected = log_joint_by_definition(data, state.table_of, state.table_dish, gamma0,
+                                               alpha0)
+            assert _sampler.log_joint(data, state, gamma0, alpha0) == pytest.approx(
+                expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
+def test_recorded_log_joint_is_that_of_the_sampled_seating(kernel, monkeypatch):
+    """``trace_["log_joint"]`` of every sweep of a small fit (two chains, one concentration
+    redrawn from its prior) equals the log joint of the seating that sweep left, written from
+    the definition (tests/hdp/exact.py) with the concentrations the trace records. The seating
+    is read by wrapping the sampler's sweep. A Gamma(n) written as Gamma(n + 1) for a table's or
+    a dish's count shifts the value by log n! per block and fails this."""
+    seatings, sweep = [], _sampler.sweep
+
+    def recording_sweep(data, state, *args, **kwargs):
+        counts = sweep(data, state, *args, **kwargs)
+        seatings.append((data, state.table_of.copy(), state.table_dish.copy()))
+        return counts
+
+    monkeypatch.setattr(_sampler, "sweep", recording_sweep)
+    settings = dict(n_iter=6, n_chains=2, top_concentration=2.0,
+                    group_concentration_prior=(2.0, 1.0), random_state=3)
+    if kernel == "categorical":
+        corpus, _ = mb.datasets.make_hdp_data(3, 8, n_words=4, random_state=1)
+        model = mb.HDPMixture(word_prior=0.3, **settings).fit(corpus.counts)
+    else:
+        points, groups, _ = mb.datasets.make_hdp_data(3, 6, "gaussian", n_features=2,
+                                                      random_state=1)
+        model = mb.HDPMixture("gaussian", prior_mean=[0.0, 0.5], prior_precision=0.1,
+                              observation_precision=1.0, **settings).fit(points, groups=groups)
+    trace = model.trace_.ravel()  # chain by chain, as the sweeps ran
+    assert len(seatings) == trace.size == 12
+    assert np.ptp(trace["group_concentration"]) > 0  # the redrawn concentration is used
+    data = seatings[0][0]
+    # the data the sampler saw carry the settings above, so the reference uses the model's
+    # definition with them
+    if kernel == "categorical":
+        assert data.word_prior == 0.3 and data.n_words == 4
+    else:
+        assert (data.prior_precision, data.observation_precision) == (0.1, 1.0)
+        np.testing.assert_array_equal(data.prior_mean, [0.0, 0.5])
+    for (data, table_of, table_dish), row in zip(seatings, trace):
+        expected = log_joint_by_definition(data, table_of, table_dish, row["top_concentration"],
+                                           row["group_concentration"])
+        assert row["log_joint"] == pytest.approx(expected, rel=1e-10)
+    # several seatings were visited, so the check covers more than one state
+    assert np.unique(trace["log_joint"]).size > 3
+
+
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
 @pytest.mark.parametrize("moves", [(False, False, False, False), (True, True, True, True),
                                    (False, True, True, False), (False, True, True, True)],
@@ -96,7 +177,7 @@ def test_labels_follow_the_stick_breaking_posterior():
             logs[(t[0], labels[0])] = np.logaddexp(
                 logs.get((t[0], labels[0]), -np.inf),
                 stick(np.bincount(t, minlength=L), 1.0) + stick(np.bincount(ks, minlength=L), 1.0)
-                + _sampler.marginal_likelihood(data, labels))
+                + log_marginal_sequential(data, labels))
     total = np.logaddexp.reduce(list(logs.values()))
     exact_table = [np.exp(np.logaddexp.reduce([v for (a, _), v in logs.items() if a == x]) - total)
                    for x in range(3)]
