@@ -359,13 +359,37 @@ def test_fit_outputs_callback_and_summaries():
     np.testing.assert_allclose(model.components_.sum(axis=1), 1.0)
     assert model.group_label_samples_.shape == (20, 10)
     together = model.coclustering()
-    assert together.shape == (10, 10) and np.allclose(np.diag(together), 1.0)
-    assert np.allclose(together, together.T)
+    assert together.shape == (10, 10)
     assert model.coclustering("observations").shape == (400, 400)
     # a callback returning False stops the fit
     short = mb.HDPMixture(n_iter=30, random_state=1).fit(
         corpus.counts, callback=lambda chain, sweep, info: sweep < 4)
     assert short.trace_.shape == (1, 5)
+
+
+def test_coclustering_is_the_fraction_of_kept_sweeps_that_pair_them():
+    """On a small fit, the co-clustering matrices against the kept sweeps' labels as the
+    callback saw them: groups pair when their majority dishes (ties to the smaller dish number)
+    agree, observations when their dishes do; the value is the fraction of the kept sweeps."""
+    corpus, _ = mb.datasets.make_hdp_data(6, 6, n_words=4, random_state=4)
+    seen = []
+    model = mb.HDPMixture(n_iter=30, burn_in=10, top_concentration=2.0, random_state=2).fit(
+        corpus.counts, callback=lambda chain, sweep, info: seen.append(info["labels"].copy()))
+    kept = np.array(seen[10:])
+    assert kept.shape == (20, 36)
+    document = np.repeat(np.arange(6), 6)  # every document has 6 tokens, in order
+    majority = np.array([[np.bincount(labels[document == j]).argmax() for j in range(6)]
+                         for labels in kept])
+    groups = np.mean([[[a == b for b in row] for a in row] for row in majority], axis=0)
+    observations = np.mean([labels[:, None] == labels[None, :] for labels in kept], axis=0)
+    np.testing.assert_allclose(model.coclustering(), groups, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.coclustering("observations"), observations, rtol=0,
+                               atol=1e-12)
+    for together in (groups, observations):
+        np.testing.assert_array_equal(together, together.T)
+        np.testing.assert_array_equal(np.diag(together), 1.0)
+    # the chain moved: some pairs share a dish in some kept sweeps but not all
+    assert ((groups > 0) & (groups < 1)).any() and ((observations > 0) & (observations < 1)).any()
 
 
 def test_top_words_list_only_terms_the_cluster_uses():
@@ -385,6 +409,17 @@ def test_top_words_list_only_terms_the_cluster_uses():
     k = 0
     first = model.top_words(corpus.vocabulary, n=1)[k][0]
     assert counts[k, list(corpus.vocabulary).index(first)] == counts[k].max()
+    # lift: the cluster's posterior mean probability over the term's corpus frequency, among
+    # the terms the cluster's tokens use, ranked here by hand
+    frequency = np.asarray(X.sum(axis=0)).ravel() / X.sum()
+    lift = model.top_words(corpus.vocabulary, n=5, by="lift")
+    by_probability = model.top_words(corpus.vocabulary, n=5)
+    for k in range(model.n_components_):
+        used = np.flatnonzero(counts[k])
+        ratio = model.components_[k, used] / frequency[used]
+        order = sorted(range(used.size), key=lambda i: -ratio[i])[:5]
+        assert lift[k] == [corpus.vocabulary[used[i]] for i in order]
+    assert lift != by_probability
     # some cluster here uses fewer than 15 terms, so the check above saw short lists
     assert (np.count_nonzero(counts, axis=1) < 15).any()
 

@@ -164,7 +164,16 @@ def test_transform_and_score():
     rows, cols = X.nonzero()
     expected = float(np.sum(np.asarray(X[rows, cols]).ravel() * np.log(q[rows, cols])))
     assert score == pytest.approx(expected, rel=1e-10)
-    assert len(model.top_words(corpus.vocabulary, 5, by="lift")[0]) == 5
+    # lift: theta_kj over the term's empirical probability (0 for a term never seen, of which
+    # this corpus has some), ranked here by hand
+    frequency = np.asarray(X.sum(axis=0)).ravel() / X.sum()
+    assert (frequency == 0).any()
+    lift = model.top_words(corpus.vocabulary, 5, by="lift")
+    for k in range(4):
+        ratio = [t / f if f > 0 else 0.0 for t, f in zip(model.topics_[k], frequency)]
+        assert lift[k] == [corpus.vocabulary[j] for j in
+                           sorted(range(len(ratio)), key=lambda j: -ratio[j])[:5]]
+    assert lift != model.top_words(corpus.vocabulary, 5)
 
 
 # ------------------------------------------------------------------ edge cases and bad input
