@@ -270,6 +270,7 @@ def test_hessian_blocks_match_finite_differences(seed):
         assert np.linalg.slogdet(block)[1] == pytest.approx(documents[i], rel=1e-4, abs=1e-4)
 
 
+@pytest.mark.slow  # numerical Hessians of the full posterior up to n = 160
 def test_block_diagonal_log_determinant_approaches_the_full_one():
     gaps = []
     for n in (10, 40, 160):
@@ -291,6 +292,7 @@ def test_block_diagonal_log_determinant_approaches_the_full_one():
 
 
 # ------------------------------------------------------------------ choosing K
+@pytest.mark.slow  # a K = 5..15 scan on five corpora
 def test_reference_recipe_selects_near_ten():
     """The reference's check: K=10, n=p=100, m ~ Poisson(100), scanning 5..15 selects 9-11."""
     for seed in range(1, 6):
@@ -300,6 +302,7 @@ def test_reference_recipe_selects_near_ten():
         assert 9 <= selection.best_k <= 11, (seed, selection.best_k)
 
 
+@pytest.mark.slow  # the document's ten-corpus study
 def test_document_study_selects_ten_with_unit_dispersion():
     """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 9 of 10 seeds; dispersion > 1
     below 10 and within 10% of 1 from 10 on."""
