@@ -90,8 +90,11 @@ def test_geweke_with_resampled_concentrations():
         return _sampler.GroupedData(_sampler.CATEGORICAL, group_ptr, words, np.zeros((0, 0)),
                                     3, 0.7)
 
+    # 1000 forward draws and 6000 sweeps: with the sampler run at gamma0 * 1.5, or the top
+    # prior's rate 1.5 times too large in the update, the largest |z| measured 10.3 and 13.6
+    # against the ceiling 3.3; the budget of 3000 and 20000 before gave 17 and 23
     forward = []
-    for _ in range(3000):
+    for _ in range(1000):
         gamma0 = rng.gamma(top_prior[0], 1 / top_prior[1])
         alpha0 = rng.gamma(group_prior[0], 1 / group_prior[1])
         dishes, tables, _ = _franchise(J, n, gamma0, alpha0, rng)
@@ -103,7 +106,7 @@ def test_geweke_with_resampled_concentrations():
     data = draw_data(dishes)
     state = _sampler.initial_state(data, gamma0, alpha0, rng, "crf", 2)
     successive = []
-    for _ in range(20000):
+    for _ in range(6000):
         counts = _sampler.sweep(data, state, gamma0, alpha0, rng)
         gamma0, alpha0 = resample_concentrations(gamma0, alpha0, counts, state.table_dish,
                                                  top_prior, group_prior, rng)

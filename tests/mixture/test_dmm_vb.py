@@ -5,7 +5,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import enumerate_posterior
+from helpers import enumerate_posterior, log_dm_predictive
+from scipy.special import digamma, gammaln, logsumexp
+from scipy.stats import dirichlet
 
 import mixbayes as mb
 from mixbayes.families.dirichlet import dirichlet_expected_log
@@ -81,14 +83,41 @@ def test_each_block_update_is_a_coordinate_maximum(seed):
         assert model._elbo(data, other, state, family) < best_local
 
 
-def test_fast_elbo_matches_reference_formula():
-    """The trace's logsumexp shortcut equals the ELBO written term by term."""
+def _expected_logs(concentration):
+    """E[log pi] of Dirichlet rows, written plainly (not the package's helper)."""
+    concentration = np.atleast_2d(concentration)
+    return digamma(concentration) - digamma(concentration.sum(axis=1, keepdims=True))
+
+
+def test_final_elbo_matches_the_bound_written_from_its_definition():
+    """The trace's last ELBO (a logsumexp shortcut plus the package's closed-form KL terms)
+    against E_q[log p(y, z, lambda, beta)] + H[q] written term by term: expected log
+    densities of the priors plus scipy's Dirichlet entropies, the responsibilities as the
+    softmax of the expected log joint, the multinomial coefficient of every document."""
     corpus, _ = mb.datasets.make_dmm_corpus(80, 40, 3, mean_length=25, random_state=5)
-    model = mb.DirichletMultinomialMixture(3, n_init=1, random_state=0).fit(corpus.counts)
-    state, family = model._restore_state()
-    resp = model.predict_proba(corpus.counts)
-    reference = model._elbo(family.prepare(corpus.counts), resp, state, family)
-    assert reference == pytest.approx(model.elbo_trace_[-1], rel=1e-12, abs=1e-8)
+    alpha, theta = 0.7, 0.2
+    model = mb.DirichletMultinomialMixture(3, n_init=1, weight_concentration_prior=alpha,
+                                           word_concentration_prior=theta,
+                                           random_state=0).fit(corpus.counts)
+    assert model.converged_  # so the last ELBO is that of the kept state
+    Y = corpus.counts.toarray().astype(float)
+    eta, phi = model.weight_concentration_, model.word_concentration_
+    K, p = phi.shape
+    log_lambda, log_beta = _expected_logs(eta)[0], _expected_logs(phi)
+    log_coef = gammaln(Y.sum(axis=1) + 1) - gammaln(Y + 1).sum(axis=1)
+    joint = log_lambda + Y @ log_beta.T  # E[log lambda_k] + E[log p(y_i | beta_k)] - coef
+    resp = np.exp(joint - joint.max(axis=1, keepdims=True))
+    resp /= resp.sum(axis=1, keepdims=True)
+    expected_log_likelihood = np.sum(resp * joint) + log_coef.sum()
+    entropy_z = -np.sum(resp * np.log(resp))
+    log_prior_lambda = gammaln(K * alpha) - K * gammaln(alpha) + (alpha - 1) * log_lambda.sum()
+    log_prior_beta = K * (gammaln(p * theta) - p * gammaln(theta)) + (theta - 1) * log_beta.sum()
+    entropy_lambda = dirichlet(eta).entropy()
+    entropy_beta = sum(dirichlet(row).entropy() for row in phi)
+    elbo = (expected_log_likelihood + entropy_z + log_prior_lambda + entropy_lambda
+            + log_prior_beta + entropy_beta)
+    assert model.elbo_trace_[-1] == pytest.approx(elbo, rel=1e-10)
+    np.testing.assert_allclose(model.predict_proba(corpus.counts), resp, rtol=1e-8, atol=1e-12)
 
 
 @pytest.mark.parametrize("fit_priors", [False, True])
@@ -141,17 +170,23 @@ def test_kmeans_plus_plus_start_beats_random_start_on_average():
 
 
 def test_n_init_keeps_the_best_run():
+    """Every restart run on its own, from the generator the fit hands it: the fit keeps the
+    run with the highest final ELBO (here neither the first nor the last), its trace and its
+    labels."""
     corpus, _ = mb.datasets.make_dmm_corpus(150, 60, 5, mean_length=10, random_state=2)
-    singles = [
-        _fit_quiet(mb.DirichletMultinomialMixture(5, n_init=1, init="random", random_state=s),
-                   corpus.counts)
-        for s in range(4)
-    ]
-    multi = _fit_quiet(mb.DirichletMultinomialMixture(5, n_init=4, init="random", random_state=0),
-                       corpus.counts)
-    assert multi.elbo_ >= min(m.elbo_ for m in singles)
-    # its own restarts: the kept ELBO is the best of the per-restart ELBOs it saw
-    assert multi.elbo_ == pytest.approx(multi.elbo_trace_[-1])
+    settings = dict(n_components=5, n_init=4, init="random", init_sweeps=0, random_state=16)
+    multi = _fit_quiet(mb.DirichletMultinomialMixture(**settings), corpus.counts)
+    probe = mb.DirichletMultinomialMixture(**settings)
+    X, rngs = probe._begin_fit(corpus.counts)
+    data = probe._make_family(X).prepare(X)
+    runs = [probe._fit_single(X, data, rng, run) for run, rng in enumerate(rngs)]
+    finals = np.array([run["elbo"] for run in runs])
+    best = int(np.argmax(finals))
+    assert 0 < best < len(runs) - 1  # keeping the first or the last run would fail below
+    assert np.sort(finals)[-1] - np.sort(finals)[-2] > 1.0  # and the best is clearly best
+    assert multi.elbo_ == finals[best]
+    np.testing.assert_array_equal(multi.elbo_trace_, runs[best]["trace"])
+    np.testing.assert_array_equal(multi.labels_, runs[best]["labels"])
 
 
 def test_convergence_warning_and_flag():
@@ -177,13 +212,24 @@ def test_fit_predict_equals_fit_then_predict():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
-def test_score_is_mean_per_document_bound():
+def test_score_samples_is_the_predictive_bound_written_out():
+    """score_samples on new documents against log h(y) + logsumexp_k(E[log lambda_k] +
+    sum_l y_l E[log beta_kl]) written with scipy's digamma, and score as their mean. By
+    Jensen the bound lies below the log predictive density under q,
+    log sum_k E[lambda_k] DirMult(y | phi_k)."""
     corpus, _ = mb.datasets.make_dmm_corpus(100, 50, 3, random_state=4)
+    new, _ = mb.datasets.make_dmm_corpus(20, 50, 3, mean_length=15, random_state=7)
     model = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
-    per_doc = model.score_samples(corpus.counts)
-    assert per_doc.shape == (100,)
-    assert model.score(corpus.counts) == pytest.approx(per_doc.mean())
-    assert np.all(per_doc <= 0)  # log-probabilities of discrete data
+    Y = new.counts.toarray().astype(float)
+    eta, phi = model.weight_concentration_, model.word_concentration_
+    log_coef = gammaln(Y.sum(axis=1) + 1) - gammaln(Y + 1).sum(axis=1)
+    expected = log_coef + logsumexp(_expected_logs(eta)[0] + Y @ _expected_logs(phi).T, axis=1)
+    per_doc = model.score_samples(new.counts)
+    np.testing.assert_allclose(per_doc, expected, rtol=1e-10)
+    assert model.score(new.counts) == pytest.approx(expected.mean(), rel=1e-10)
+    predictive = np.array([logsumexp([np.log(eta[k] / eta.sum()) + log_dm_predictive(y, phi[k])
+                                      for k in range(3)]) for y in Y])
+    assert np.all(per_doc <= predictive + 1e-9)
 
 
 def test_empirical_bayes_raises_the_bound():
@@ -196,15 +242,28 @@ def test_empirical_bayes_raises_the_bound():
 
 
 def test_top_words_and_lift():
-    corpus, _ = mb.datasets.make_dmm_corpus(200, 100, 3, random_state=0)
+    # uneven cluster weights (0.8, 0.17, 0.03), so the weighted average cluster differs from
+    # the plain mean of the clusters
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 100, 3, weight_concentration=1.0, random_state=1)
     model = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
     words = model.top_words(corpus.vocabulary, n=5)
     assert len(words) == 3 and all(len(w) == 5 for w in words)
     k = 0
     expected = corpus.vocabulary[np.argsort(-model.components_[k])[:5]]
     assert words[k] == list(expected)
+    # lift: E[beta_kl] over the weight-averaged cluster's probability of the word, among the
+    # words the cluster has evidence for (expected count >= 1/2), computed here by hand
+    average = (model.weights_[:, None] * model.components_).sum(axis=0)
     lift = model.top_words(corpus.vocabulary, n=5, by="lift")
-    assert len(lift[0]) == 5
+    differs = 0
+    for k in range(3):
+        used = np.flatnonzero(model.word_concentration_[k] - model.word_prior_ >= 0.5)
+        ratio = model.components_[k, used] / average[used]
+        by_hand = [corpus.vocabulary[used[i]] for i in sorted(range(used.size),
+                                                            key=lambda i: -ratio[i])[:5]]
+        assert lift[k] == by_hand
+        differs += lift[k] != words[k]
+    assert differs > 0  # the two rankings differ here, so a swapped 'by' is noticed
     with pytest.raises(ValueError, match="vocabulary must have one entry per feature"):
         model.top_words(corpus.vocabulary[:-1])
 
@@ -234,7 +293,7 @@ def test_extremes_one_document_one_word_k1_huge_counts():
     assert np.isfinite(model.elbo_trace_).all()
     assert len(set(model.labels_)) == 3
     # the sampler's log tables are bounded in size; beyond them it computes the logs
-    gibbs = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5).fit(huge)
+    gibbs = _fit_quiet(mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5), huge)
     assert np.isfinite(gibbs.log_joint_trace_).all()
     assert mb.metrics.ari(model.labels_, gibbs.labels_) == 1.0
 

@@ -17,6 +17,8 @@ Every document belongs to one cluster. Two engines fit the same model:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.special import gammaln
 from sklearn.feature_extraction.text import TfidfTransformer
@@ -24,6 +26,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import Interval, Options, RandomState, check_counts, top_terms
+from ..diagnostics import split_rhat
+from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
@@ -94,7 +98,12 @@ class DirichletMultinomialMixture(VariationalMixture):
     n_iter_ : int
         Iterations (VB) or sweeps (Gibbs) of the kept run.
     converged_ : bool
-        Whether the kept VB run met ``tol`` (always True for Gibbs, which runs ``n_sweeps``).
+        VB: whether the kept run met ``tol``. Gibbs: whether the kept chain's log joint density
+        looks stationary over the second half of its sweeps: the split :math:`\hat R`
+        (:func:`~mixbayes.diagnostics.split_rhat`) of those draws is at most 1.1, or undefined
+        because they are all equal (the chain sits in one state). Fewer than 8 sweeps are too
+        few to judge and count as not converged. When not converged a ``ConvergenceWarning``
+        is raised (increase ``n_sweeps``).
     n_features_in_ : int
 
     Notes
@@ -215,6 +224,18 @@ class DirichletMultinomialMixture(VariationalMixture):
             if best is None or best_lj > best[1]:
                 best = (best_z, best_lj, np.asarray(trace))
         z, _, trace = best
+        # judged on the kept chain alone: the chains are restarts (the best one is kept), and
+        # restarts that end in different modes are what n_init is for
+        converged, rhat = _stationary(trace[None, self.n_sweeps // 2:])
+        if not converged:
+            why = (f"split R-hat of its log joint over the second half {rhat:.3g} > "
+                   f"{_RHAT_CEILING}" if self.n_sweeps >= 8 else "too few sweeps to judge")
+            warnings.warn(
+                f"{type(self).__name__}: the kept Gibbs chain did not settle in n_sweeps="
+                f"{self.n_sweeps} sweeps ({why}). Increase n_sweeps.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         # the posterior of (lambda, beta) given the kept sample is exactly the CAVI global
         # step with one-hot responsibilities, so prediction shares the VB code path
         resp = np.eye(self.n_components)[z]
@@ -223,7 +244,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         elbo = self._elbo(data, resp, state, family)
         self.log_joint_trace_ = trace
         self._set_fitted(dict(
-            trace=np.array([elbo]), elbo=elbo, state=state, labels=z, converged=True,
+            trace=np.array([elbo]), elbo=elbo, state=state, labels=z, converged=converged,
         ))
         self.n_iter_ = self.n_sweeps
         return z
@@ -292,6 +313,19 @@ class DirichletMultinomialMixture(VariationalMixture):
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
+
+
+_RHAT_CEILING = 1.1
+
+
+def _stationary(draws):
+    """``(converged, split R-hat)`` of log joint draws shaped (chains, sweeps): at least 4
+    sweeps, and an R-hat at most the ceiling or undefined (every draw equal: the chain sits in
+    one state, which is as settled as it can be)."""
+    if draws.shape[1] < 4:
+        return False, float("nan")
+    rhat = split_rhat(draws)
+    return bool(not rhat > _RHAT_CEILING), rhat
 
 
 def spherical_kmeans_labels(X, n_components, rng, n_refine=5):
