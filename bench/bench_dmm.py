@@ -18,6 +18,16 @@ scipy's fixed cost per call). On a tiny corpus the special functions, not the pr
 
 Run:  python bench/bench_dmm.py [--seeds 10] [--sets classic3,dblp3,tweet,googlenews_t]
       [--write docs/benchmarks.md]
+
+``--simulated NxPxK`` (issue 13) instead times the *default* fit,
+``DirichletMultinomialMixture(K, random_state=seed)``, against scikit-learn's KMeans(K, n_init=1)
+on L2-normalised tf-idf (the tf-idf transform included in k-means's time, as a user pays it) on
+a corpus from ``make_dmm_corpus(N, P, K, mean_length=--mean-length)``, in one process with the
+two methods interleaved over ``--seeds`` seeds (3 by default here); it prints both times, their
+ratio and both NMIs per seed and the medians. ``--real classic3,dblp3,tweet`` does the same on
+real corpora (K = the number of known classes).
+
+      python bench/bench_dmm.py --simulated 20000x5000x20 [--mean-length 60] [--seeds 3]
 """
 
 from __future__ import annotations
@@ -166,6 +176,65 @@ def timed(fn, *args):
     return labels, objective, time.perf_counter() - start
 
 
+def default_vs_kmeans(X, truth, K, seeds, dmm_kwargs=None):
+    """Interleaved timings of the default DMM fit and tf-idf + KMeans; one dict per seed."""
+    rows = []
+    for seed in seeds:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = mb.DirichletMultinomialMixture(K, random_state=seed,
+                                                   **(dmm_kwargs or {})).fit(X)
+        ours = time.perf_counter() - start
+        start = time.perf_counter()
+        T = TfidfTransformer().fit_transform(X)
+        km = KMeans(K, n_init=1, random_state=seed).fit(T)
+        theirs = time.perf_counter() - start
+        rows.append(dict(seed=seed, ours=ours, kmeans=theirs, ratio=ours / theirs,
+                         nmi_ours=mb.metrics.nmi(truth, model.labels_),
+                         nmi_kmeans=mb.metrics.nmi(truth, km.labels_),
+                         elbo=model.elbo_, n_iter=model.n_iter_))
+        r = rows[-1]
+        print(f"  seed {seed}: ours {r['ours']:.2f} s ({r['n_iter']} it, ELBO {r['elbo']:.1f}), "
+              f"k-means {r['kmeans']:.2f} s, ratio {r['ratio']:.2f}; NMI ours "
+              f"{r['nmi_ours']:.3f}, k-means {r['nmi_kmeans']:.3f}", flush=True)
+    med = {key: statistics.median(r[key] for r in rows)
+           for key in ("ours", "kmeans", "ratio", "nmi_ours", "nmi_kmeans")}
+    print(f"  median: ours {med['ours']:.2f} s, k-means {med['kmeans']:.2f} s, ratio "
+          f"{med['ratio']:.2f}; NMI ours {med['nmi_ours']:.3f}, k-means {med['nmi_kmeans']:.3f}",
+          flush=True)
+    return med
+
+
+def simulated_mode(args):
+    """Issue 13: the default fit against tf-idf + KMeans on a simulated corpus and real ones."""
+    results = []
+    K0 = None
+    if args.simulated:
+        n, p, K0 = (int(v) for v in args.simulated.lower().split("x"))
+        corpus, truth = mb.datasets.make_dmm_corpus(n, p, K0, mean_length=args.mean_length,
+                                                    random_state=0)
+        X = corpus.counts
+        print(f"simulated {n} x {p}, K={K0}, mean length {args.mean_length:g}: {X.nnz} "
+              f"non-zeros, {int(X.sum())} tokens", flush=True)
+        mb.DirichletMultinomialMixture(K0, n_init=1, max_iter=2).fit(X[:200])  # compile
+        name = f"simulated {n} x {p} (mean length {args.mean_length:g})"
+        results.append((name, K0, default_vs_kmeans(X, truth.labels, K0, range(args.seeds))))
+    for name in filter(None, (args.real or "").split(",")):
+        corpus = load(name)
+        K = len(np.unique(corpus.labels))
+        print(f"{name}: {corpus.counts.shape[0]} docs, K={K}", flush=True)
+        results.append((name, K, default_vs_kmeans(corpus.counts, corpus.labels, K,
+                                                   range(args.seeds))))
+    text = markdown_table(
+        ["corpus", "K", f"ours s (default fit, median of {args.seeds})", "k-means s (tf-idf + fit)",
+         "ratio (median)", "NMI ours", "NMI k-means"],
+        [[name, K, f"{m['ours']:.2f}", f"{m['kmeans']:.2f}", f"{m['ratio']:.2f}",
+          f"{m['nmi_ours']:.3f}", f"{m['nmi_kmeans']:.3f}"] for name, K, m in results],
+    )
+    print("\n" + text)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
@@ -173,7 +242,16 @@ def main():
     parser.add_argument("--sets", default="classic3,dblp3,tweet,googlenews_t")
     parser.add_argument("--methods", default="dmm-vb,dmm-gibbs,kmeans,lda")
     parser.add_argument("--write", default=None, help="markdown file to write the tables into")
+    parser.add_argument("--simulated", default=None, metavar="NxPxK",
+                        help="time the default fit against tf-idf + KMeans on make_dmm_corpus")
+    parser.add_argument("--mean-length", type=float, default=60.0)
+    parser.add_argument("--real", default=None,
+                        help="with --simulated (or alone): the same comparison on these corpora")
     args = parser.parse_args()
+    if args.simulated or args.real:
+        if args.seeds == 10:
+            args.seeds = 3
+        return simulated_mode(args)
     methods = args.methods.split(",")
     rows, speed = [], []
     for name in args.sets.split(","):
