@@ -18,14 +18,13 @@ Every document belongs to one cluster. Two engines fit the same model:
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+from numba import njit
 from scipy.special import gammaln
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import Interval, Options, RandomState, check_counts, top_terms
-from ..families._count_kernels import compressed_times_dense
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
@@ -351,24 +350,39 @@ def spherical_kmeans_labels(X, n_components, rng, n_refine=5, tfidf=None):
         closest = np.minimum(closest, distances(c))
     C_PK = np.ascontiguousarray(T[centres].toarray().T)
     empty = np.diff(T.indptr) == 0
-    T_csc = T.tocsc()
-    similarity_NK = np.empty((n, n_components))
-    members_NK = np.zeros((n, n_components))
+    labels = np.empty(n, dtype=np.int64)
     sums_PK = np.empty_like(C_PK)
-    work = T.nnz * n_components
     for _ in range(n_refine + 1):
-        compressed_times_dense(T.indptr, T.indices, T.data, C_PK, similarity_NK, work=work)
-        labels = similarity_NK.argmax(axis=1)
+        _lloyd_step(T.indptr, T.indices, T.data, C_PK, labels, sums_PK)
         labels[empty] = rng.integers(n_components, size=int(empty.sum()))
-        # the centres' sums: the columns of T.T times the one-hot membership matrix
-        members_NK[:] = 0.0
-        members_NK[np.arange(n), labels] = 1.0
-        compressed_times_dense(T_csc.indptr, T_csc.indices, T_csc.data, members_NK, sums_PK,
-                               work=work)
         norms = np.linalg.norm(sums_PK, axis=0)
         keep = norms > 0
         C_PK[:, keep] = sums_PK[:, keep] / norms[keep]
     return labels
+
+
+@njit(cache=True)
+def _lloyd_step(indptr, indices, data, centres_PK, labels, sums_PK):
+    """One spherical k-means step in one pass over CSR rows: every row goes to its most similar
+    centre (``labels``, ties to the lower index) and is added to that centre's column of
+    ``sums_PK`` (word-major, p x K)."""
+    K = centres_PK.shape[1]
+    sums_PK[:] = 0.0
+    similarity = np.empty(K)
+    for i in range(indptr.shape[0] - 1):
+        similarity[:] = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            row = centres_PK[indices[e]]
+            value = data[e]
+            for k in range(K):
+                similarity[k] += value * row[k]
+        best = 0
+        for k in range(1, K):
+            if similarity[k] > similarity[best]:
+                best = k
+        labels[i] = best
+        for e in range(indptr[i], indptr[i + 1]):
+            sums_PK[indices[e], best] += data[e]
 
 
 def log_k_factorial(k):
