@@ -18,6 +18,20 @@ scipy's fixed cost per call). On a tiny corpus the special functions, not the pr
 
 Run:  python bench/bench_dmm.py [--seeds 10] [--sets classic3,dblp3,tweet,googlenews_t]
       [--write docs/benchmarks.md]
+
+``--simulated NxPxK`` (issue 13) instead times the *default* fit,
+``DirichletMultinomialMixture(K, random_state=seed)``, against scikit-learn's KMeans(K, n_init=1)
+on L2-normalised tf-idf (the tf-idf transform included in k-means's time, as a user pays it) on
+a corpus from ``make_dmm_corpus(N, P, K, mean_length=--mean-length)``, in one process with the
+two methods interleaved over ``--seeds`` seeds (3 by default here); it prints both times, their
+ratio and both NMIs per seed and the medians. ``--real classic3,dblp3,tweet`` does the same on
+real corpora (K = the number of known classes).
+
+      python bench/bench_dmm.py --simulated 20000x5000x20 [--mean-length 60] [--seeds 3]
+          [--real classic3,dblp3,tweet] [--every-start]
+
+``--every-start`` adds the default with every start run to convergence (``n_keep=None``, the
+only strategy before issue 13) to the same interleaved loop.
 """
 
 from __future__ import annotations
@@ -166,6 +180,85 @@ def timed(fn, *args):
     return labels, objective, time.perf_counter() - start
 
 
+def default_vs_kmeans(X, truth, K, seeds, every_start=False):
+    """Interleaved timings of the default DMM fit and tf-idf + KMeans (and, with
+    ``every_start``, of the default with every start run to convergence, ``n_keep=None``, the
+    strategy before issue 13); the medians over the seeds."""
+    rows = []
+
+    def dmm(seed, **kwargs):
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = mb.DirichletMultinomialMixture(K, random_state=seed, **kwargs).fit(X)
+        return model, time.perf_counter() - start
+
+    for seed in seeds:
+        if every_start:
+            every, every_s = dmm(seed, n_keep=None)
+        model, ours = dmm(seed)
+        start = time.perf_counter()
+        T = TfidfTransformer().fit_transform(X)
+        km = KMeans(K, n_init=1, random_state=seed).fit(T)
+        theirs = time.perf_counter() - start
+        rows.append(dict(seed=seed, ours=ours, kmeans=theirs, ratio=ours / theirs,
+                         nmi_ours=mb.metrics.nmi(truth, model.labels_),
+                         nmi_kmeans=mb.metrics.nmi(truth, km.labels_),
+                         elbo=model.elbo_, n_iter=model.n_iter_))
+        r = rows[-1]
+        if every_start:
+            r.update(every=every_s, every_ratio=every_s / theirs, nmi_every=mb.metrics.nmi(
+                truth, every.labels_), elbo_every=every.elbo_)
+            print(f"  seed {seed}: every start run (n_keep=None) {every_s:.2f} s, ratio "
+                  f"{r['every_ratio']:.2f}, ELBO {every.elbo_:.1f}, NMI {r['nmi_every']:.3f}")
+        print(f"  seed {seed}: ours {r['ours']:.2f} s ({r['n_iter']} it, ELBO {r['elbo']:.1f}), "
+              f"k-means {r['kmeans']:.2f} s, ratio {r['ratio']:.2f}; NMI ours "
+              f"{r['nmi_ours']:.3f}, k-means {r['nmi_kmeans']:.3f}", flush=True)
+    keys = ["ours", "kmeans", "ratio", "nmi_ours", "nmi_kmeans"]
+    keys += ["every", "every_ratio", "nmi_every"] if every_start else []
+    med = {key: statistics.median(r[key] for r in rows) for key in keys}
+    print(f"  median: ours {med['ours']:.2f} s, k-means {med['kmeans']:.2f} s, ratio "
+          f"{med['ratio']:.2f}; NMI ours {med['nmi_ours']:.3f}, k-means {med['nmi_kmeans']:.3f}",
+          flush=True)
+    return med
+
+
+def simulated_mode(args):
+    """Issue 13: the default fit against tf-idf + KMeans on a simulated corpus and real ones."""
+    results = []
+    K0 = None
+    if args.simulated:
+        n, p, K0 = (int(v) for v in args.simulated.lower().split("x"))
+        corpus, truth = mb.datasets.make_dmm_corpus(n, p, K0, mean_length=args.mean_length,
+                                                    random_state=0)
+        X = corpus.counts
+        print(f"simulated {n} x {p}, K={K0}, mean length {args.mean_length:g}: {X.nnz} "
+              f"non-zeros, {int(X.sum())} tokens", flush=True)
+        mb.DirichletMultinomialMixture(K0, n_init=1, max_iter=2).fit(X[:200])  # compile
+        name = f"simulated {n} x {p} (mean length {args.mean_length:g})"
+        results.append((name, K0, default_vs_kmeans(X, truth.labels, K0, range(args.seeds),
+                                                    args.every_start)))
+    for name in filter(None, (args.real or "").split(",")):
+        corpus = load(name)
+        K = len(np.unique(corpus.labels))
+        print(f"{name}: {corpus.counts.shape[0]} docs, K={K}", flush=True)
+        results.append((name, K, default_vs_kmeans(corpus.counts, corpus.labels, K,
+                                                   range(args.seeds), args.every_start)))
+    header = ["corpus", "K", "ours s (default fit)", "k-means s (tf-idf + fit)", "ratio",
+              "NMI ours", "NMI k-means"]
+    if args.every_start:
+        header += ["every start run (n_keep=None) s", "its ratio", "its NMI"]
+    rows = []
+    for name, K, m in results:
+        rows.append([name, K, f"{m['ours']:.2f}", f"{m['kmeans']:.2f}", f"{m['ratio']:.2f}",
+                     f"{m['nmi_ours']:.3f}", f"{m['nmi_kmeans']:.3f}"])
+        if args.every_start:
+            rows[-1] += [f"{m['every']:.2f}", f"{m['every_ratio']:.2f}", f"{m['nmi_every']:.3f}"]
+    text = markdown_table(header, rows)
+    print(f"\nmedians over {args.seeds} seeds")
+    print("\n" + text)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
@@ -173,7 +266,18 @@ def main():
     parser.add_argument("--sets", default="classic3,dblp3,tweet,googlenews_t")
     parser.add_argument("--methods", default="dmm-vb,dmm-gibbs,kmeans,lda")
     parser.add_argument("--write", default=None, help="markdown file to write the tables into")
+    parser.add_argument("--simulated", default=None, metavar="NxPxK",
+                        help="time the default fit against tf-idf + KMeans on make_dmm_corpus")
+    parser.add_argument("--mean-length", type=float, default=60.0)
+    parser.add_argument("--real", default=None,
+                        help="with --simulated (or alone): the same comparison on these corpora")
+    parser.add_argument("--every-start", action="store_true",
+                        help="also time the default with every start run (n_keep=None)")
     args = parser.parse_args()
+    if args.simulated or args.real:
+        if args.seeds == 10:
+            args.seeds = 3
+        return simulated_mode(args)
     methods = args.methods.split(",")
     rows, speed = [], []
     for name in args.sets.split(","):

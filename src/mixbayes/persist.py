@@ -192,7 +192,7 @@ def _read(path):
 # (an integer in [0, K)), "f" any finite number, "real" any number (traces may hold -inf).
 _COMMON_VB = {
     "elbo_trace_": (("*",), "real"), "labels_": (("n",), "label"),
-    "weights_": (("K",), ">=0"),
+    "weights_": (("K",), ">=0"), "start_elbos_": (("*",), "real", "optional"),
 }
 
 

@@ -174,12 +174,15 @@ def test_n_init_keeps_the_best_run():
     run with the highest final ELBO (here neither the first nor the last), its trace and its
     labels."""
     corpus, _ = mb.datasets.make_dmm_corpus(150, 60, 5, mean_length=10, random_state=2)
-    settings = dict(n_components=5, n_init=4, init="random", init_sweeps=0, random_state=16)
+    settings = dict(n_components=5, n_init=4, n_keep=None, init="random", init_sweeps=0,
+                    random_state=16)
     multi = _fit_quiet(mb.DirichletMultinomialMixture(**settings), corpus.counts)
     probe = mb.DirichletMultinomialMixture(**settings)
     X, rngs = probe._begin_fit(corpus.counts)
-    data = probe._make_family(X).prepare(X)
-    runs = [probe._fit_single(X, data, rng, run) for run, rng in enumerate(rngs)]
+    family = probe._make_family(X)
+    data = family.prepare(X)
+    runs = [probe._fit_single(X, data, rng, run, resp)
+            for run, (rng, resp) in enumerate(zip(rngs, probe._starts(X, family, rngs)))]
     finals = np.array([run["elbo"] for run in runs])
     best = int(np.argmax(finals))
     assert 0 < best < len(runs) - 1  # keeping the first or the last run would fail below
@@ -187,6 +190,74 @@ def test_n_init_keeps_the_best_run():
     assert multi.elbo_ == finals[best]
     np.testing.assert_array_equal(multi.elbo_trace_, runs[best]["trace"])
     np.testing.assert_array_equal(multi.labels_, runs[best]["labels"])
+
+
+def _runs_of(model, X):
+    """Fit ``model`` and return it with the final ELBO of every run it took to convergence."""
+    from mixbayes.mixture._base import VariationalMixture
+
+    runs = {}
+    original = VariationalMixture._fit_single
+
+    def recording(self, X, data, rng, run, resp):
+        result = original(self, X, data, rng, run, resp)
+        runs[run] = result["elbo"]
+        return result
+
+    VariationalMixture._fit_single = recording
+    try:
+        return _fit_quiet(model, X), runs
+    finally:
+        VariationalMixture._fit_single = original
+
+
+@pytest.mark.parametrize("init", ["kmeans++", "random"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_screen_keeps_the_highest_elbo_start(init, seed):
+    """The default screen (n_init=5 starts, n_keep=1) runs exactly the start with the highest
+    ELBO after one iteration, and gives what that start gives when every start is run."""
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 150, 8, mean_length=12, random_state=seed,
+                                            word_concentration=0.05)
+    X = corpus.counts
+    screened, kept = _runs_of(mb.DirichletMultinomialMixture(8, init=init, random_state=seed), X)
+    every, runs = _runs_of(mb.DirichletMultinomialMixture(8, init=init, n_keep=None,
+                                                          random_state=seed), X)
+    assert screened.start_elbos_.shape == (5,) and every.start_elbos_.shape == (0,)
+    best = int(np.argmax(screened.start_elbos_))
+    assert list(kept) == [best]
+    assert sorted(runs) == list(range(5))
+    # the same stream: the kept start ends exactly where it ends among all five runs
+    assert screened.elbo_ == runs[best]
+    assert every.elbo_ == max(runs.values()) >= screened.elbo_
+    if screened.elbo_ == every.elbo_:
+        np.testing.assert_array_equal(screened.labels_, every.labels_)
+
+
+@pytest.mark.parametrize("fit_priors", [False, True])
+def test_screened_start_is_the_first_iteration_of_the_kept_run(fit_priors):
+    """Without warm-up sweeps the screen's score is the kept run's first ELBO, and CAVI only
+    climbs from there: the final ELBO is at least every screened start's."""
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 80, 5, mean_length=10, random_state=4)
+    model = _fit_quiet(mb.DirichletMultinomialMixture(5, n_init=6, init_sweeps=0,
+                                                      fit_priors=fit_priors, random_state=1),
+                       corpus.counts)
+    assert model.elbo_trace_[0] == pytest.approx(model.start_elbos_.max(), rel=1e-12)
+    assert model.elbo_ >= model.start_elbos_.max()
+
+
+def test_n_keep_runs_that_many_and_all_means_none():
+    corpus, _ = mb.datasets.make_dmm_corpus(150, 60, 4, mean_length=10, random_state=5)
+    X = corpus.counts
+    two, runs = _runs_of(mb.DirichletMultinomialMixture(4, n_init=4, n_keep=2), X)
+    order = np.argsort(-two.start_elbos_, kind="stable")
+    assert list(runs) == list(order[:2])  # best first
+    assert two.elbo_ == max(runs.values())
+    everything = _fit_quiet(mb.DirichletMultinomialMixture(4, n_init=4, n_keep=4), X)
+    plain = _fit_quiet(mb.DirichletMultinomialMixture(4, n_init=4, n_keep=None), X)
+    assert everything.elbo_ == plain.elbo_ and everything.start_elbos_.size == 0
+    np.testing.assert_array_equal(everything.labels_, plain.labels_)
+    with pytest.raises(ValueError, match="n_keep"):
+        mb.DirichletMultinomialMixture(4, n_keep=0).fit(X)
 
 
 def test_convergence_warning_and_flag():

@@ -65,7 +65,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     """Base class: restarts, CAVI iterations, convergence, ``predict``/``score``.
 
     Subclasses implement ``_check_values(X)`` and ``_make_family(X)`` and may override
-    ``_initial_responsibilities(X, family, rng)``.
+    ``_initial_responsibilities(X, family, rng)``, ``_starts`` (all starts at once, e.g. to
+    share work between them), ``_warm_up`` (a move applied to a kept start before CAVI) and
+    ``_n_kept`` (how many of the ``n_init`` starts are run to convergence; the others are
+    screened out by their ELBO after one CAVI iteration).
     """
 
     # ---------------------------------------------------------------- subclass hooks
@@ -89,6 +92,20 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def _initial_responsibilities(self, X, family, rng):
         """Random responsibilities, each row drawn from a flat Dirichlet."""
         return rng.dirichlet(np.ones(self.n_components), size=X.shape[0])
+
+    def _starts(self, X, family, rngs):
+        """Yield the starting responsibilities of every run, in order, one at a time (so that
+        only the starts kept by the screen stay in memory)."""
+        for rng in rngs:
+            yield self._initial_responsibilities(X, family, rng)
+
+    def _warm_up(self, X, resp, rng):
+        """Move a kept start before CAVI begins (nothing here)."""
+        return resp
+
+    def _n_kept(self):
+        """How many starts run to convergence: all of them here."""
+        return self.n_init
 
     # ---------------------------------------------------------------- the two blocks
     def _global_step(self, data, resp, family, weight_prior, fit_priors=False, counts=None):
@@ -172,15 +189,21 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def fit_predict(self, X, y=None):
         """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
         X, rngs = self._begin_fit(X)
-        data = self._make_family(X).prepare(X)
+        family = self._make_family(X)
+        data = family.prepare(X)
+        starts = enumerate(self._starts(X, family, rngs))
+        n_kept = min(self._n_kept(), self.n_init)
+        self.start_elbos_ = np.empty(0)
+        if n_kept < self.n_init:
+            starts = self._screen(X, data, starts, n_kept)
         best = None
-        for run, rng in enumerate(rngs):
-            result = self._fit_single(X, data, rng, run)
+        for run, resp in starts:
+            result = self._fit_single(X, data, rngs[run], run, resp)
             if best is None or result["elbo"] > best["elbo"]:
                 best = result
         if not best["converged"]:
             warnings.warn(
-                f"{type(self).__name__}: the best of {self.n_init} run(s) did not converge in "
+                f"{type(self).__name__}: the best of {n_kept} run(s) did not converge in "
                 f"max_iter={self.max_iter} iterations (last ELBO change "
                 f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
@@ -189,13 +212,33 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self._set_fitted(best)
         return self.labels_
 
-    def _fit_single(self, X, data, rng, run):
+    def _screen(self, X, data, starts, n_kept):
+        """Score every start by the ELBO after one CAVI iteration from it (a global step, then
+        the local step), record the scores as ``start_elbos_`` and return the ``n_kept``
+        best ``(run, resp)`` pairs, best first (ties to the earlier run)."""
+        fit_priors = bool(getattr(self, "fit_priors", False))
+        kept, scores = [], []
+        for run, resp in starts:
+            family = self._make_family(X)  # fresh: empirical Bayes changes the prior
+            state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
+            log_norm = family.responsibilities(
+                data, state.family_expectations, state.expected_log_weights
+            )[1]
+            scores.append(float(family.log_base_measure(data).sum()) + float(log_norm.sum())
+                          + self._global_terms(state, family))
+            kept.append((scores[-1], run, resp))
+            kept.sort(key=lambda item: (-item[0], item[1]))
+            del kept[n_kept:]  # the starts screened out are not kept in memory
+        self.start_elbos_ = np.asarray(scores)
+        return [(run, resp) for _, run, resp in kept]
+
+    def _fit_single(self, X, data, rng, run, resp):
         # a fresh family per run: empirical Bayes changes its prior, and its reused buffers
         # must not overwrite the state kept from an earlier run
         family = self._make_family(X)
         family.reuse_buffers = True
         constant = float(family.log_base_measure(data).sum())
-        resp = self._initial_responsibilities(X, family, rng)
+        resp = self._warm_up(X, resp, rng)
         fit_priors = bool(getattr(self, "fit_priors", False))
         state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
         trace = []

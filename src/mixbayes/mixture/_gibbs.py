@@ -53,32 +53,45 @@ def _log_rising(table, count, prior, y):
 
 
 @njit(cache=True)
-def _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K, alpha, theta,
+def _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K, alpha, theta,
            uniforms, log_prob_K, log_docs, log_words, log_tokens):
     """One systematic-scan sweep over all documents, updating ``z`` and the counts in place.
 
     ``log_docs[m] = log(m + alpha)``, ``log_words[m] = log(m + theta)`` and
     ``log_tokens[m] = log(m + p theta)`` replace every ``log`` of the inner loop by a lookup.
+    The word counts are word-major (``words_PK``, p x K): a document's word reads the K
+    clusters' counts of that word from one contiguous row, and the loop over clusters is the
+    inner one (a word used once, the common case, is one table lookup per cluster).
     """
     n = z.shape[0]
     K = docs_K.shape[0]
-    p_theta = words_KP.shape[1] * theta
+    p_theta = words_PK.shape[0] * theta
+    table = log_words.shape[0]
     for i in range(n):
         k_old = z[i]
         start, stop = indptr[i], indptr[i + 1]
         docs_K[k_old] -= 1
         tokens_K[k_old] -= lengths[i]
         for e in range(start, stop):
-            words_KP[k_old, indices[e]] -= data[e]
+            words_PK[indices[e], k_old] -= data[e]
+        for k in range(K):
+            log_prob_K[k] = log_docs[docs_K[k]] - _log_rising(log_tokens, tokens_K[k], p_theta,
+                                                              lengths[i])
+        for e in range(start, stop):
+            row = words_PK[indices[e]]
+            y = data[e]
+            if y == 1:
+                for k in range(K):
+                    count = row[k]
+                    log_prob_K[k] += (log_words[count] if count < table
+                                      else math.log(count + theta))
+            else:
+                for k in range(K):
+                    log_prob_K[k] += _log_rising(log_words, row[k], theta, y)
         best = -np.inf
         for k in range(K):
-            lp = log_docs[docs_K[k]]
-            for e in range(start, stop):
-                lp += _log_rising(log_words, words_KP[k, indices[e]], theta, data[e])
-            lp -= _log_rising(log_tokens, tokens_K[k], p_theta, lengths[i])
-            log_prob_K[k] = lp
-            if lp > best:
-                best = lp
+            if log_prob_K[k] > best:
+                best = log_prob_K[k]
         total = 0.0
         for k in range(K):
             log_prob_K[k] = math.exp(log_prob_K[k] - best)  # <= 1: the exponent is bounded
@@ -95,7 +108,7 @@ def _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K, alpha,
         docs_K[k_new] += 1
         tokens_K[k_new] += lengths[i]
         for e in range(start, stop):
-            words_KP[k_new, indices[e]] += data[e]
+            words_PK[indices[e], k_new] += data[e]
 
 
 def count_tables(X, z, n_components):
@@ -130,6 +143,7 @@ def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total
     """
     z = np.asarray(z, dtype=np.int64).copy()
     docs_K, words_KP, tokens_K = count_tables(X, z, n_components)
+    words_PK = np.ascontiguousarray(words_KP.T)
     lengths = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
     indptr, indices, data = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data
     data = data.astype(np.int64)
@@ -139,7 +153,7 @@ def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total
     log_words = np.log(np.arange(table_size) + float(theta))
     log_tokens = np.log(np.arange(table_size) + X.shape[1] * float(theta))
     for _ in range(n_sweeps):
-        _sweep(indptr, indices, data, lengths, z, docs_K, words_KP, tokens_K,
+        _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K,
                float(alpha), float(theta), rng.random(z.shape[0]), scratch,
                log_docs, log_words, log_tokens)
-        yield z.copy(), collapsed_log_joint(docs_K, words_KP, alpha, theta, log_base_total)
+        yield z.copy(), collapsed_log_joint(docs_K, words_PK.T, alpha, theta, log_base_total)
