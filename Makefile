@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/mixbayes demo --out mixbayes-demo
+	$(VENV)/bin/mixbayes demo --out mixbayes-demo --force
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests

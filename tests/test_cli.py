@@ -127,7 +127,8 @@ def test_gmm_rejects_non_numeric_input(tmp_path):
     (tmp_path / "words.csv").write_text("a,b\nx,y\nz,w\n")
     result = _run("cluster", "words.csv", "--model", "gmm", "-q", cwd=tmp_path)
     assert result.returncode == 1
-    assert "line 2, column 1 ('a'): 'x' is not a number" in result.stderr
+    assert "line 2 is not numbers ('x' ...): it looks like text" in result.stderr
+    assert "--model dmm" in result.stderr
 
 
 def test_hdp_end_to_end(tmp_path):

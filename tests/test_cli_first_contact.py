@@ -190,10 +190,12 @@ def _labels(tmp_path):
 
 def test_print_groups_says_how_many_are_not_shown(capsys):
     entries = [dict(cluster=k, sort=100 - k, top_words=[f"w{k}"]) for k in range(25)]
+    entries += [dict(cluster=k, sort=0, top_words=[]) for k in range(25, 28)]
     print_groups(entries, "cluster", lambda e: f"{e['sort']} docs", sys.stdout, "clusters.json")
     out = capsys.readouterr().out
-    assert out.count("\n") == 21 and "cluster  19" in out and "cluster  20" not in out
-    assert "and 5 smaller clusters not shown (all 25 are in clusters.json)" in out
+    assert out.count("\n") == 22 and "cluster  19" in out and "cluster  20" not in out
+    assert "and 5 smaller clusters not shown (all are in clusters.json)" in out
+    assert out.splitlines()[-1] == "  (3 empty clusters: 25, 26, 27)"  # one line, not three
 
 
 def test_reused_out_folder_is_refused_or_replaced_whole(tmp_path, capsys, raw_text):

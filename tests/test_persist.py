@@ -258,3 +258,11 @@ def test_failure_midway_leaves_no_target_and_no_temporary(tmp_path, monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         mb.save(model, tmp_path / "m.npz")
     assert os.listdir(tmp_path) == []
+
+
+def test_load_takes_the_path_save_was_given(tmp_path):
+    corpus, _ = mb.datasets.make_dmm_corpus(40, 20, 2, random_state=0)
+    model = mb.DirichletMultinomialMixture(2, n_init=1).fit(corpus.counts)
+    written = mb.save(model, tmp_path / "model")
+    assert written.endswith("model.npz")
+    np.testing.assert_array_equal(mb.load(tmp_path / "model").labels_, model.labels_)

@@ -141,3 +141,22 @@ def test_iteration_bars_give_no_time_estimate(capsys):
         bar.refresh()  # tqdm redraws at most every 0.1 s by itself
     err = capsys.readouterr().err
     assert "3 iterations (at most 500)" in err and "<" not in err  # no "<remaining" estimate
+
+
+def test_bars_stay_out_of_logs_and_estimate_after_the_first_step(capsys, monkeypatch):
+    import time
+
+    from mixbayes import _progress
+
+    monkeypatch.setattr(_progress, "DELAY", 0.0)
+    with _progress.progress(10, 1, "quiet in a log") as bar:  # stderr here is not a terminal
+        bar.update()
+    assert capsys.readouterr().err == ""
+    with _progress.progress(100, 2, "sweeps") as bar:
+        time.sleep(0.5)  # a first step that compiles
+        bar.update()
+        for _ in range(9):
+            bar.update()
+        rate = (bar.n - bar.initial) / (time.time() - bar.start_t)
+    # 9 quick steps after the slow one: the rate ignores the first step's 0.5 s
+    assert rate > 50

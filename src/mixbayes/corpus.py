@@ -8,7 +8,8 @@
 * ``docword.NAME.txt[.gz]`` — the UCI bag-of-words format (header lines D, W, NNZ, then
   1-based ``doc word count`` triples) with ``vocab.NAME.txt`` beside it; a folder holding one
   ``docword.*`` file is read the same way;
-* ``*.txt`` / ``*.txt.gz`` — plain text, one document per line;
+* ``*.txt`` / ``*.txt.gz`` — plain text, one document per line (a blank line is an empty
+  document, so that line i and label i always belong together);
 * a folder of ``*.txt`` files — one document per file (ids are the file names);
 * ``*.csv`` / ``*.csv.gz`` — a CSV file with a text column (``text_column``, default ``"text"``).
 
@@ -62,14 +63,14 @@ def read_text(path, name="path"):
         ) from None
 
 
-def _read_lines(path):
+def _read_lines(path, name="path"):
     # universal newlines, as a file opened in text mode reads them
-    return [line.rstrip("\r\n") for line in io.StringIO(read_text(path), newline=None)]
+    return [line.rstrip("\r\n") for line in io.StringIO(read_text(path, name), newline=None)]
 
 
-def _read_list(path):
+def _read_list(path, name="path"):
     """Lines of a side file (vocabulary, labels, ids), dropping a trailing empty line."""
-    lines = _read_lines(path)
+    lines = _read_lines(path, name)
     while lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -78,7 +79,9 @@ def _read_list(path):
 def read_labels(path):
     """Read one label per line; labels that all look like integers become integers."""
     path = check_file(path, "labels")
-    labels = _read_list(path)
+    if os.path.isdir(path):
+        raise ValueError(f"labels: {path!r} is a folder; give a file with one label per line.")
+    labels = _read_list(path, "labels")
     try:
         return np.asarray([int(v) for v in labels])
     except ValueError:

@@ -95,7 +95,8 @@ def save(model, path):
 
 
 def load(path):
-    """Read a model written by :func:`save`.
+    """Read a model written by :func:`save` (given the same ``path``: ``.npz`` is appended when
+    the name without it does not exist, as :func:`save` appends it).
 
     Raises
     ------
@@ -107,6 +108,9 @@ def load(path):
     """
     from ._validation import check_file
 
+    if isinstance(path, (str, os.PathLike)) and not os.path.exists(path) and os.path.isfile(
+            os.fspath(path) + ".npz"):
+        path = os.fspath(path) + ".npz"
     path = check_file(path, "path")
     meta, arrays = _read(path)
     version = meta.get("format")

@@ -133,6 +133,8 @@ def plot_gaussian_clusters(model, X, ax=None):
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
+    if d == 1:
+        return _plot_gaussian_1d(model, X[:, 0], fig, ax)
     centre = X.mean(axis=0)
     if d == 1:
         basis = np.eye(1)
@@ -152,6 +154,7 @@ def plot_gaussian_clusters(model, X, ax=None):
         ax.scatter(Y[mine, 0], Y[mine, 1], color=colours[k], s=8, alpha=0.7,
                    label=f"cluster {k} ({mine.sum()} points)")
     for k in np.flatnonzero(model.weights_ > 0.01):
+        colour = colours.get(k, "black")  # the ellipse in its points' colour
         mean = (model.means_[k] - centre) @ basis
         cov2 = basis.T @ model.covariance_matrix(k) @ basis
         if cov2.shape == (1, 1):
@@ -160,13 +163,41 @@ def plot_gaussian_clusters(model, X, ax=None):
         vals, vecs = np.linalg.eigh(cov2)
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
         ax.add_patch(Ellipse(mean, 4 * np.sqrt(vals[-1]), 4 * np.sqrt(max(vals[0], 0)),
-                             angle=angle, fill=False, lw=1.5, color="black"))
-        ax.plot(*mean, "k+", ms=10)
+                             angle=angle, fill=False, lw=1.5, color=colour))
+        ax.plot(*mean, "+", color=colour, ms=10, mew=2)
     ax.set_xlabel("x1" if d <= 2 else "principal component 1")
     ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else "(one feature)"))
     ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
+    _integer_ticks(ax)
+    from matplotlib.ticker import AutoLocator
+
+    ax.xaxis.set_major_locator(AutoLocator())  # coordinates, not counts
     if used.size <= 12:
         ax.legend(fontsize=7, markerscale=2, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def _plot_gaussian_1d(model, x, fig, ax):
+    """One feature: a histogram of the points stacked by cluster, and each used component's
+    density (weight x normal with the fitted mean and variance) scaled to counts."""
+    labels = model.predict(x[:, None])
+    used = np.unique(labels)
+    bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
+    ax.hist([x[labels == k] for k in used], bins=bins, stacked=True, alpha=0.6,
+            color=[f"C{i % 10}" for i in range(used.size)],
+            label=[f"cluster {k} ({np.sum(labels == k)} points)" for k in used])
+    grid = np.linspace(x.min() - 0.1 * np.ptp(x), x.max() + 0.1 * np.ptp(x), 400)
+    width = bins[1] - bins[0] if bins.size > 1 else 1.0
+    for i, k in enumerate(used):
+        variance = float(np.ravel(model.covariance_matrix(k))[0])
+        density = np.exp(-0.5 * (grid - model.means_[k, 0]) ** 2 / variance) / np.sqrt(
+            2 * np.pi * variance)
+        ax.plot(grid, x.size * width * model.weights_[k] * density, color=f"C{i % 10}", lw=2)
+    ax.set_xlabel("value")
+    ax.set_ylabel("points per bin")
+    ax.set_title(f"{model.n_effective_components_} effective components (fitted densities)")
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
 
@@ -176,15 +207,21 @@ def plot_topic_selection(selection, ax=None):
     as document 3's Figure 3."""
     fig, ax = _axes(ax)
     ks = selection.column("k")
-    ax.plot(ks, selection.column("log_bayes_factor"), "o-", color="C0")
-    ax.axvline(selection.best_k, color="0.7", lw=1, zorder=0)
+    ax.plot(ks, selection.column("log_bayes_factor"), "o-", color="C0",
+            label="log Bayes factor vs K = 1")
+    ax.axvline(selection.best_k, color="0.5", lw=1, ls="--", zorder=0,
+               label=f"chosen K = {selection.best_k}")
     ax.set_xlabel("number of topics K")
     ax.set_ylabel("log Bayes factor vs K = 1 (nats)", color="C0")
     _integer_ticks(ax)
     right = ax.twinx()
-    right.plot(ks, selection.column("dispersion"), "--", color="C3")
-    right.axhline(1.0, color="C3", lw=0.5, ls=":")
+    right.plot(ks, selection.column("dispersion"), "--", color="C3", label="residual dispersion")
+    right.axhline(1.0, color="C3", lw=0.5, ls=":", label="dispersion 1 (a fit as good as the "
+                  "multinomial allows)")
     right.set_ylabel("residual dispersion", color="C3")
+    handles, labels = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(handles + more[0], labels + more[1], fontsize=8, loc="best")
     ax.set_title(f"choice of K: {selection.best_k}")
     fig.tight_layout()
     return fig

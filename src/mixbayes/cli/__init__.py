@@ -75,6 +75,26 @@ def _parse_range(text):
     return range(lo, hi + 1, step)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, as every other error of the command: the usage block
+    would bury the message (``--help`` still shows it)."""
+
+    def error(self, message):
+        message = re.sub(r"^argument ([^:]+): (?=\1)", "", message)  # "argument -k: -k must"
+        sys.stderr.write(f"mixbayes: error: {message} (see {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more; got {value}")
+    return value
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -106,8 +126,9 @@ def _add_text_options(parser):
                         help="CSV column holding the text (default: text)")
     parser.add_argument("--stop-words", default=None, metavar="english|none|FILE",
                         help="words to drop: scikit-learn's English list, none, or a file with "
-                        "one word per line (default: english for raw text - .txt, .csv, a "
-                        "folder -, none for count matrices)")
+                        "one word per line (used instead of the English list; include those "
+                        "words in it to drop both) (default: english for raw text - .txt, "
+                        ".csv, a folder -, none for count matrices)")
     parser.add_argument("--min-df", type=_min_df, default=None, metavar="N",
                         help="drop terms used by fewer than N documents (or a share such as "
                         "0.01) (default: 1)")
@@ -119,7 +140,8 @@ def _add_common(parser, out_default):
     parser.add_argument("--force", action="store_true",
                         help="replace the files of an earlier run in --out (default: refuse "
                         "to write into a folder that is not empty)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="random seed, 0 or more (default: %(default)s)")
     parser.add_argument("--top", type=_positive_int, default=10, metavar="N",
                         help="top words shown per cluster or topic (default: %(default)s)")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -129,12 +151,13 @@ def _add_common(parser, out_default):
 def build_parser():
     from .. import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mixbayes", allow_abbrev=False,
         description="Bayesian mixture-model clustering of documents (word counts or raw text) "
         "and of real-valued points, with topic models and hierarchical Dirichlet processes.")
     parser.add_argument("--version", action="version", version=f"mixbayes {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
 
     demo = sub.add_parser("demo", allow_abbrev=False,
                           help="cluster the embedded classic3 corpus (3,891 abstracts)",

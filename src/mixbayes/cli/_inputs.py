@@ -13,6 +13,9 @@ import os
 import numpy as np
 
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
+_MISSING = ("NA", "NAN", "NULL", "?")
+_DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
+                   "of numbers")
 _POINTS_HINT = ("cluster points with --model gmm, or points within groups with --model hdp "
                 "--groups FILE")
 
@@ -64,7 +67,9 @@ def _looks_numeric(path):
 
 def read_documents(args):
     """The corpus of ``args.input`` with ``--labels``, ``--stop-words`` and ``--min-df``
-    applied; returns ``(corpus, stop_words_used)``."""
+    applied and its empty documents left out (blank lines, or nothing left after the filters:
+    no model has anything to say about them, and every command treats them alike); returns
+    ``(corpus, stop_words_used, n_left_out)``."""
     from ..corpus import read_corpus
 
     path = args.input
@@ -87,7 +92,17 @@ def read_documents(args):
     stop_words = _stop_words(args.stop_words, raw)
     if stop_words is not None or args.min_df != 1:
         corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df)
-    return corpus, stop_words
+    keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
+    if keep.size == 0:
+        raise ValueError(f"input: every document of {path!r} is empty (after dropping stop "
+                         "words and rare terms).")
+    left_out = corpus.n_documents - keep.size
+    if left_out:
+        from ..corpus import Corpus
+
+        corpus = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep],
+                        None if corpus.labels is None else corpus.labels[keep])
+    return corpus, stop_words, int(left_out)
 
 
 def read_points(path):
@@ -124,6 +139,10 @@ def read_points(path):
                          "row only).")
     width = len(header) if header is not None else len(rows[0][1])
     values = np.empty((len(rows), width))
+    number, fields = rows[0]
+    if not _all_numbers([f for f in fields if f and f.upper() not in _MISSING]):
+        raise ValueError(f"input: {path!r} line {number} is not numbers ({fields[0][:30]!r} ...):"
+                         f" it looks like text; {_DOCUMENTS_HINT}.")
     for i, (number, fields) in enumerate(rows):
         if len(fields) != width:
             raise ValueError(f"input: {path!r} line {number} has {len(fields)} values; "
@@ -132,7 +151,7 @@ def read_points(path):
         for j, field in enumerate(fields):
             where = f"input: {path!r} line {number}, column {j + 1}" + (
                 f" ({header[j]!r})" if header is not None else "")
-            if field == "" or field.upper() in ("NA", "NAN", "NULL", "?"):
+            if field == "" or field.upper() in _MISSING:
                 shown = f" ({field!r})" if field else ""
                 raise ValueError(f"{where}: a missing value{shown}; remove or impute the row "
                                  "first.")
@@ -155,6 +174,10 @@ def _all_numbers(fields):
 
 
 def _points_from_npy(path):
+    with open(path, "rb") as handle:
+        if handle.read(6) != b"\x93NUMPY":
+            raise ValueError(f"input: {path!r} is not a .npy file (it lacks the format's "
+                             "signature).")
     try:
         X = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:

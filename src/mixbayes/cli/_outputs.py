@@ -105,14 +105,30 @@ def print_groups(entries, unit, size_text, stream, where, body=None, shown=SHOWN
         def body(entry):
             return " ".join(entry["top_words"]) or f"(no words: an empty {unit})"
     ordered = sorted(entries, key=lambda e: -e["sort"])
+    empty = [e for e in ordered if e["sort"] == 0]
+    ordered = [e for e in ordered if e["sort"] > 0]
     for entry in ordered[:shown]:
         print(f"  {unit} {entry[unit]:>3} ({size_text(entry)}): {body(entry)}", file=stream)
     if len(ordered) > shown:
-        print(f"  ... and {len(ordered) - shown} smaller {unit}s not shown (all "
-              f"{len(ordered)} are in {where})", file=stream)
+        print(f"  ... and {len(ordered) - shown} smaller {unit}s not shown (all are in "
+              f"{where})", file=stream)
+    if empty:
+        print(f"  ({len(empty)} empty {unit}{'s' if len(empty) > 1 else ''}: "
+              f"{', '.join(str(e[unit]) for e in empty[:10])}{', ...' if len(empty) > 10 else ''})",
+              file=stream)
 
 
 def mean_text(entry):
     """A cluster's mean, its first four coordinates."""
     mean = ", ".join(f"{v:.3g}" for v in entry["mean"][:4])
     return f"mean [{mean}{', ...' if len(entry['mean']) > 4 else ''}]"
+
+
+def note_documents(settings, stop_words, args, left_out, stream):
+    """Record the stop words used and say how many empty documents were left out."""
+    settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
+        f"{len(stop_words)} words from {args.stop_words}")
+    settings["empty_documents_left_out"] = left_out
+    if left_out:
+        print(f"{left_out} empty document(s) left out (blank, or no words left after stop words "
+              "and --min-df); they are not in assignments.csv", file=stream)

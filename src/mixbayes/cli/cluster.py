@@ -8,7 +8,8 @@ import numpy as np
 
 from . import range_text
 from ._inputs import read_documents, read_points, read_sidecar
-from ._outputs import mean_text, print_groups, save_figure, write_json, write_rows
+from ._outputs import (mean_text, note_documents, print_groups, save_figure, write_json,
+                       write_rows)
 
 
 def run_cluster(args, settings, out, verbose, stream):
@@ -48,9 +49,8 @@ def _run_dmm(args, settings, out, verbose, stream, start):
         corpus = datasets.load_classic3()
         estimator = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose)
     else:
-        corpus, stop_words = read_documents(args)
-        settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
-            f"{len(stop_words)} words from {args.stop_words}")
+        corpus, stop_words, left_out = read_documents(args)
+        note_documents(settings, stop_words, args, left_out, stream)
         estimator = DirichletMultinomialMixture(
             args.n_components, inference=args.inference, n_init=args.n_init,
             random_state=args.seed, verbose=verbose)
@@ -99,9 +99,11 @@ def _run_dmm(args, settings, out, verbose, stream, start):
                 out.file("top_words.png"))
     write_json(out.file("summary.json"), summary)
 
+    gibbs = getattr(model, "inference", "vb") == "gibbs"
     print(f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
-          f"{summary['n_components']} clusters in {elapsed:.1f} s (ELBO {model.elbo_:.1f}, "
-          f"{model.n_iter_} iterations{'' if model.converged_ else ', NOT converged'})",
+          f"{summary['n_components']} clusters in {elapsed:.1f} s "
+          f"({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, {model.n_iter_} "
+          f"{'sweeps' if gibbs else 'iterations'}{'' if model.converged_ else ', NOT converged'})",
           file=stream)
     if selection is not None:
         print(f"choice of K over {range_text(args.select)}:", file=stream)
@@ -251,17 +253,10 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     """Documents as groups of tokens: the categorical kernel."""
     from .. import metrics
 
-    corpus, stop_words = read_documents(args)
-    settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
-        f"{len(stop_words)} words from {args.stop_words}")
-    keep = np.flatnonzero(np.asarray(corpus.counts.sum(axis=1)).ravel() > 0)
-    if keep.size == 0:
-        raise ValueError(f"input: every document of {args.input!r} is empty (after dropping "
-                         "stop words).")
-    if keep.size < corpus.n_documents:
-        print(f"{corpus.n_documents - keep.size} empty document(s) left out", file=stream)
-    X = corpus.counts[keep]
-    known = None if corpus.labels is None else np.asarray(corpus.labels)[keep]
+    corpus, stop_words, left_out = read_documents(args)
+    note_documents(settings, stop_words, args, left_out, stream)
+    X = corpus.counts
+    known = corpus.labels
     group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
     nmi_trace = []
 
@@ -281,8 +276,9 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     shares /= np.bincount(group_of, minlength=X.shape[0])
     write_rows(out.file("assignments.csv"),
                ["doc_id", "cluster", "token_share"] + (["label"] if known is not None else []),
-               ([corpus.doc_ids[i], int(model.group_labels_[row]), f"{shares[row]:.4f}"]
-                + ([known[row]] if known is not None else []) for row, i in enumerate(keep)))
+               ([doc, int(model.group_labels_[row]), f"{shares[row]:.4f}"]
+                + ([known[row]] if known is not None else [])
+                for row, doc in enumerate(corpus.doc_ids)))
     words = model.top_words(corpus.vocabulary, n=args.top)
     lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
     tokens = np.bincount(model.labels_, minlength=model.n_components_)

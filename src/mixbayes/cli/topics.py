@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from ._inputs import read_documents
-from ._outputs import print_groups, save_figure, write_json, write_rows
+from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
 
 
 def run_topics(args, settings, out, verbose, stream):
@@ -18,9 +18,8 @@ def run_topics(args, settings, out, verbose, stream):
     from ..topics import TopicModel, select_n_topics
 
     start = time.perf_counter()
-    corpus, stop_words = read_documents(args)
-    settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
-        f"{len(stop_words)} words from {args.stop_words}")
+    corpus, stop_words, left_out = read_documents(args)
+    note_documents(settings, stop_words, args, left_out, stream)
     estimator = TopicModel(args.n_components or 2, random_state=args.seed, verbose=verbose)
     selection = None
     if args.select is not None:

@@ -140,8 +140,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         What the trace says against trusting the fit, each also issued as a
         :class:`~mixbayes.ConvergenceWarning`: the number of clusters or the log joint still
         trending over the sweeps after burn-in (Geweke's :math:`|z| > 3` between their first
-        10% (at least 4 sweeps) and last 50%, any chain; checked from 16 kept sweeps), or chains
-        that disagree (split R-hat above 1.1).
+        10% (at least 4 sweeps) and last 50%, any chain; with fewer than 16 kept sweeps a
+        warning says they are too few to check), or chains that disagree (split R-hat above
+        1.1).
     top_concentration_, group_concentration_ : float
         Posterior means of :math:`\gamma_0` and :math:`\alpha_0` over the sweeps after burn-in,
         all chains pooled (the fixed values when they have no prior).
@@ -455,7 +456,10 @@ def _convergence_warnings(kept, rhat):
     """Warnings from the kept sweeps (chains x sweeps): a trend in the cluster count or the log
     joint within any chain, and chains that disagree."""
     messages = []
-    if kept.shape[1] >= 16:  # Geweke's windows need a few draws each
+    if kept.shape[1] < 16:
+        messages.append(f"HDP: only {kept.shape[1]} sweep(s) after burn-in, too few to check "
+                        "that the chain has settled; raise n_iter (32 or more)")
+    else:  # Geweke's windows need a few draws each
         first = max(0.1, 4 / kept.shape[1])  # the first 10%, and at least 4 sweeps
         for name, what in _WATCHED:
             for chain, draws in enumerate(kept[name].astype(float)):

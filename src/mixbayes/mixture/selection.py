@@ -107,9 +107,14 @@ class ClusterSelection:
 
     def __str__(self):
         lines = [format_table(self.table, _COLUMNS),
-                 f"chosen K = {self.best_k} by ELBO + log K!"
-                 + (f"; K = {self.best_k_heldout} by held-out likelihood ({self.n_heldout} "
-                    "documents)" if self.best_k_heldout is not None else "")]
+                 f"chosen K = {self.best_k} by ELBO + log K!"]
+        if self.best_k_heldout is not None:
+            top = max(self.table, key=lambda row: row["heldout_log_likelihood"])["k"]
+            lines[-1] += (f"; K = {self.best_k_heldout} by held-out likelihood (the smallest K "
+                          f"within one standard error of the best, K = {top}; "
+                          f"{self.n_heldout} documents held out)")
+            lines.append("(every K fitted to the other documents; the chosen K is then refitted "
+                         "to all of them)")
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
     def _repr_pretty_(self, printer, cycle):  # IPython shows the table too
