@@ -139,30 +139,39 @@ def test_kl_term_matches_monte_carlo(covariance_type):
     state, family = model._restore_state()
     post = state.family_posterior
     k0, nu0, W0inv = family.mean_precision_prior, family.degrees_of_freedom_prior, family.covariance_prior
-    draws = []
-    for _ in range(20000):
-        if covariance_type == "full":
-            W = np.linalg.inv(post.scale[0])
-            L = stats.wishart(df=post.dof[0], scale=W).rvs(random_state=rng)
-            mu = rng.multivariate_normal(post.means[0], np.linalg.inv(post.mean_precision[0] * L))
-            lq = stats.wishart(df=post.dof[0], scale=W).logpdf(L) + stats.multivariate_normal(
-                post.means[0], np.linalg.inv(post.mean_precision[0] * L)).logpdf(mu)
-            lp = stats.wishart(df=nu0, scale=np.linalg.inv(W0inv)).logpdf(L) + \
-                stats.multivariate_normal(np.zeros(d), np.linalg.inv(k0 * L)).logpdf(mu)
+    n = 4000
+    if covariance_type == "full":  # all draws at once; the normal densities written out
+        W = np.linalg.inv(post.scale[0])
+        L = stats.wishart(df=post.dof[0], scale=W).rvs(size=n, random_state=rng)
+        kappa, m = post.mean_precision[0], post.means[0]
+        upper = np.swapaxes(np.linalg.cholesky(kappa * L), 1, 2)  # kappa L = U^T U
+        mu = m + np.linalg.solve(upper, rng.standard_normal((n, d))[..., None])[..., 0]
+
+        def log_normal(x, centre, precision):
+            diff = x - centre
+            return 0.5 * (np.linalg.slogdet(precision)[1] - d * np.log(2 * np.pi)
+                          - np.einsum("ni,nij,nj->n", diff, precision, diff))
+
+        wishart_q = stats.wishart(df=post.dof[0], scale=W).logpdf(np.moveaxis(L, 0, -1))
+        wishart_p = stats.wishart(df=nu0, scale=np.linalg.inv(W0inv)).logpdf(
+            np.moveaxis(L, 0, -1))
+        draws = (wishart_p + log_normal(mu, 0.0, k0 * L)) - (wishart_q
+                                                             + log_normal(mu, m, kappa * L))
+    else:  # all draws at once: independent Gamma precisions, then normal means given them
+        b = np.broadcast_to(post.scale[0], (d,))
+        if covariance_type == "diag":
+            tau = rng.gamma(post.dof[0], 1.0 / b, size=(n, d))
         else:
-            b = np.broadcast_to(post.scale[0], (d,))
-            tau = rng.gamma(post.dof[0], 1.0 / b) if covariance_type == "diag" else \
-                np.full(d, rng.gamma(post.dof[0], 1.0 / post.scale[0]))
-            mu = rng.normal(post.means[0], 1.0 / np.sqrt(post.mean_precision[0] * tau))
-            n_tau = d if covariance_type == "diag" else 1
-            b0 = np.broadcast_to(0.5 * W0inv, (d,))
-            lq = np.sum(stats.gamma(post.dof[0], scale=1.0 / b).logpdf(tau)[:n_tau]) + np.sum(
-                stats.norm(post.means[0], 1 / np.sqrt(post.mean_precision[0] * tau)).logpdf(mu))
-            lp = np.sum(stats.gamma(0.5 * nu0, scale=1.0 / b0).logpdf(tau)[:n_tau]) + np.sum(
-                stats.norm(0.0, 1 / np.sqrt(k0 * tau)).logpdf(mu))
-        draws.append(lp - lq)
-        if len(draws) == 4000:
-            break
+            tau = np.repeat(rng.gamma(post.dof[0], 1.0 / post.scale[0], size=(n, 1)), d, axis=1)
+        mu = rng.normal(post.means[0], 1.0 / np.sqrt(post.mean_precision[0] * tau))
+        n_tau = d if covariance_type == "diag" else 1
+        b0 = np.broadcast_to(0.5 * W0inv, (d,))
+        lq = np.sum(stats.gamma(post.dof[0], scale=1.0 / b).logpdf(tau)[:, :n_tau], axis=1) \
+            + np.sum(stats.norm(post.means[0], 1 / np.sqrt(post.mean_precision[0] * tau))
+                     .logpdf(mu), axis=1)
+        lp = np.sum(stats.gamma(0.5 * nu0, scale=1.0 / b0).logpdf(tau)[:, :n_tau], axis=1) \
+            + np.sum(stats.norm(0.0, 1 / np.sqrt(k0 * tau)).logpdf(mu), axis=1)
+        draws = lp - lq
     draws = np.array(draws)
     neg_kl = state.family_expectations.neg_kl
     assert neg_kl == pytest.approx(draws.mean(), abs=5 * draws.std() / np.sqrt(len(draws)))
