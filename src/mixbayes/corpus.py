@@ -285,7 +285,7 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
         corpus = _read_any(path, text_column, id_column, label_column, **vectorizer_options)
     except (ValueError, TypeError) as exc:
         message = " ".join(str(exc).split())  # one line, whatever the parser said
-        if not message.startswith("path: "):  # name the file the bad content came from
+        if repr(path) not in message:  # name the file the bad content came from, once
             message = f"path: {path!r}: {message}"
         raise type(exc)(message) from None
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))

@@ -56,6 +56,7 @@ _CLI_WORDS = {
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
     "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
+    "text_column": "--text-column",
 }
 
 
@@ -85,24 +86,21 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _seed(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more; got {value}")
-    return value
+def _whole_number(minimum):
+    """An argparse type: a whole number of at least ``minimum``."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more; got {value}")
+        return value
+
+    return parse
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more; got {value}")
-    return value
+_seed, _positive_int = _whole_number(0), _whole_number(1)
 
 
 def _min_df(text):
@@ -230,10 +228,6 @@ def build_parser():
     _add_text_options(topics)
     _add_common(topics, "mixbayes-topics")
     return parser
-
-
-def _flag(option):
-    return option.split(" ")[0]
 
 
 def _apply_rules(args):

@@ -20,7 +20,7 @@ _POINTS_HINT = ("cluster points with --model gmm, or points within groups with -
                 "--groups FILE")
 
 
-def is_raw_text(path):
+def _is_raw_text(path):
     """Whether ``path`` holds raw text to tokenise (not a count matrix)."""
     name = os.path.basename(os.fspath(path))
     if os.path.isdir(path):
@@ -76,17 +76,15 @@ def read_documents(args):
     if path.endswith(".npy"):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
-    raw = os.path.exists(path) and is_raw_text(path)
-    options = {}
+    raw = os.path.exists(path) and _is_raw_text(path)
     if path.endswith((".csv", ".csv.gz")):
-        options["text_column"] = args.text_column
         try:
-            corpus = read_corpus(path, labels=args.labels, **options)
+            corpus = read_corpus(path, labels=args.labels, text_column=args.text_column)
         except ValueError as exc:
             if "text_column" in str(exc) and _looks_numeric(path):
                 raise ValueError(f"input: {path!r} is a numeric table with no "
                                  f"{args.text_column!r} column of text; {_POINTS_HINT}.") from None
-            raise ValueError(str(exc).replace("text_column", "--text-column")) from None
+            raise  # main names text_column as --text-column
     else:
         corpus = read_corpus(path, labels=args.labels)
     stop_words = _stop_words(args.stop_words, raw)

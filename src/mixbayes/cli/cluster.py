@@ -233,7 +233,7 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
                            n_features=int(X.shape[1]), n_groups=int(model.n_groups_))
     _scores(summary, known, model.labels_)
-    summary.update(seconds=round(elapsed, 3), warnings=_trend_warnings(model))
+    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
     _print_hdp_header(model, f"{X.shape[0]} points in {model.n_groups_} groups", args, elapsed,
                       stream)
@@ -242,11 +242,6 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
-
-
-def _trend_warnings(model):
-    """The sampler's own convergence warnings (a trend at the end of the chain, R-hat)."""
-    return list(getattr(model, "convergence_warnings_", []))
 
 
 def _run_hdp(args, settings, out, verbose, stream, start):
@@ -291,7 +286,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     summary = _hdp_summary(model, settings, n_documents=int(X.shape[0]),
                            n_terms=int(X.shape[1]), n_tokens=int(X.sum()))
     _scores(summary, known, model.group_labels_)
-    summary.update(seconds=round(elapsed, 3), warnings=_trend_warnings(model))
+    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
     _print_hdp_header(model, f"{X.shape[0]} documents ({summary['n_tokens']} tokens)", args,
                       elapsed, stream)
