@@ -103,6 +103,12 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         """Move a kept start before CAVI begins (nothing here)."""
         return resp
 
+    _tol_unit = ""  # what tol is measured in, for the convergence warning
+
+    def _tol_scale(self, n_samples):
+        """``tol`` is compared with the ELBO change divided by this (1: an absolute change)."""
+        return 1.0
+
     def _n_kept(self):
         """How many starts run to convergence: all of them here."""
         return self.n_init
@@ -204,7 +210,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         if not best["converged"]:
             warnings.warn(
                 f"{type(self).__name__}: the best of {n_kept} run(s) did not converge in "
-                f"max_iter={self.max_iter} iterations (last ELBO change "
+                f"max_iter={self.max_iter} iterations (last ELBO change{self._tol_unit} "
                 f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
                 stacklevel=2,
@@ -243,6 +249,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
         trace = []
         converged, last_change = False, np.inf
+        scale = self._tol_scale(X.shape[0])
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
                       upper_bound=True) as bar:
             # buffer order: the local step overwrites the previous responsibilities (used up by
@@ -258,7 +265,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 if len(trace) > 1:
                     last_change = trace[-1] - trace[-2]
                     bar.set_postfix_str(f"ELBO {trace[-1]:.6g}", refresh=False)
-                    if abs(last_change) <= self.tol:
+                    if abs(last_change) / scale <= self.tol:
                         converged = True
                         break
                 state = self._global_step(
@@ -272,7 +279,8 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             )[0]
         return dict(
             elbo=trace[-1], trace=np.asarray(trace), state=state,
-            labels=resp.argmax(axis=1), converged=converged, last_change=abs(last_change),
+            labels=resp.argmax(axis=1), converged=converged,
+            last_change=abs(last_change) / scale,
         )
 
     def _set_fitted(self, best):

