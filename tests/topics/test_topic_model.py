@@ -302,6 +302,20 @@ def test_reference_recipe_selects_near_ten():
         assert 9 <= selection.best_k <= 11, (seed, selection.best_k)
 
 
+def test_dispersion_names_the_smaller_k_when_the_bayes_factor_overshoots():
+    """300 documents x 200 terms from 4 topics: the Laplace Bayes factor keeps rising past 4
+    (a known weakness on small corpora), the dispersion test first accepts K = 4; the
+    selection says so, and names the K, instead of presenting the larger K alone."""
+    corpus, _ = mb.datasets.make_topic_corpus(300, 200, 4, random_state=0)
+    selection = mb.select_n_topics(corpus.counts, range(2, 9), verbose=0)
+    assert selection.dispersion_k == 4
+    p = selection.column("p_value")
+    assert p[1] < 1e-10 and p[2] >= 0.05  # K = 3 rejected, K = 4 accepted
+    assert selection.best_k > 4  # the overshoot this note exists for
+    assert any("consider K = 4" in note for note in selection.notes)
+    assert "residual dispersion first fits at K = 4" in str(selection)
+
+
 @pytest.mark.slow  # the document's ten-corpus study
 def test_document_study_selects_ten_with_unit_dispersion():
     """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 9 of 10 seeds; dispersion > 1
@@ -356,8 +370,13 @@ def test_cli_topics_end_to_end(tmp_path):
     assert len(summary["topics"]) == summary["n_topics"]
     assert (out / "selection.png").stat().st_size > 0
     assert len((out / "doc_topics.csv").read_text().splitlines()) == 121
+    # the dispersion's K: the smallest whose p-value (column 5) is at least 0.05
+    adequate = [int(float(r[0])) for r in rows if float(r[4]) >= 0.05]
+    assert summary["dispersion_k"] == (min(adequate) if adequate else None)
     # the truth (4 topics) inside 2:6: a note only when the choice is at an end of the range
-    assert bool(summary["notes"]) == (summary["n_topics"] in (2, 6))
+    # or beyond the dispersion's K
+    overshoot = adequate and min(adequate) < summary["n_topics"]
+    assert bool(summary["notes"]) == (summary["n_topics"] in (2, 6) or bool(overshoot))
     assert all(f"note: {note}" in result.stdout for note in summary["notes"])
     bad = subprocess.run([sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "none.mtx"),
                           "-k", "3", "-q"], capture_output=True, text=True, timeout=300)

@@ -51,7 +51,7 @@ def run_topics(args, settings, out, verbose, stream):
         summary["scores"] = metrics.clustering_report(corpus.labels, main_topic)
     if selection is not None:
         summary.update(selection=selection.table, best_k=selection.best_k,
-                       notes=selection.notes)
+                       dispersion_k=selection.dispersion_k, notes=selection.notes)
     write_json(out.file("topics.json"), dict(summary, topics=topics))
     write_json(out.file("summary.json"), summary)
     known = corpus.labels

@@ -23,6 +23,8 @@ from . import _fit, _init
 from .evidence import topic_evidence
 from .model import TopicModel
 
+DISPERSION_LEVEL = 0.05  # the dispersion test's level for "no extra-multinomial variation left"
+
 
 @dataclass
 class TopicSelection:
@@ -37,6 +39,10 @@ class TopicSelection:
         The K with the largest log Bayes factor.
     best_model : TopicModel
         The model fitted at ``best_k``.
+    dispersion_k : int or None
+        The smallest K whose residual dispersion is consistent with the multinomial
+        (``p_value >= 0.05``: no extra-multinomial variation left for more topics to explain),
+        None when no K fitted is; see :attr:`notes` when it differs from ``best_k``.
     """
 
     table: list
@@ -46,6 +52,11 @@ class TopicSelection:
     def column(self, name):
         """One column of the table as an array."""
         return np.array([row[name] for row in self.table])
+
+    @property
+    def dispersion_k(self):
+        adequate = [row["k"] for row in self.table if row["p_value"] >= DISPERSION_LEVEL]
+        return min(adequate) if adequate else None
 
     @property
     def notes(self):
@@ -68,13 +79,25 @@ class TopicSelection:
         elif self.best_k == 2 and len(ks) > 1:
             notes.append("K = 2 is the smallest K the search allows (the Bayes factor is "
                          "against one topic); the data may hold no more than two topics")
+        k_disp = self.dispersion_k
+        if k_disp is not None and k_disp < self.best_k:
+            bf = dict(zip(ks, self.column("log_bayes_factor")))
+            notes.append(
+                f"the residual dispersion is already consistent with the multinomial at K = "
+                f"{k_disp} (p >= {DISPERSION_LEVEL:g}): the {self.best_k - k_disp} topic(s) the "
+                f"Bayes factor adds beyond it gain {bf[self.best_k] - bf[k_disp]:.0f} nats, "
+                f"against {bf[k_disp] - bf[ks[0]]:.0f} from K = {ks[0]} to {k_disp}. On small "
+                f"corpora the Laplace Bayes factor can favour too many topics (the guide shows "
+                f"a case); consider K = {k_disp}")
         return notes
 
     def __str__(self):
         columns = {"k": "d", "log_bayes_factor": ".1f", "dispersion": ".3g", "p_value": ".3g",
                    "n_iter": "d"}
         lines = [format_table(self.table, columns),
-                 f"chosen K = {self.best_k} by the log Bayes factor against one topic"]
+                 f"chosen K = {self.best_k} by the log Bayes factor against one topic"
+                 + ("" if self.dispersion_k is None else
+                    f"; the residual dispersion first fits at K = {self.dispersion_k}")]
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
     def _repr_pretty_(self, printer, cycle):  # IPython shows the table too
