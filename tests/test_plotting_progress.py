@@ -119,7 +119,8 @@ def test_topic_selection_notes_never_ask_for_a_range_below_two():
     from mixbayes.topics.selection import TopicSelection
 
     def selection(ks, values):
-        table = [dict(k=k, log_bayes_factor=v, dispersion=1.0, p_value=0.5, n_iter=3)
+        # overdispersed at every K (p = 0), as real text is: the Bayes factor's notes alone
+        table = [dict(k=k, log_bayes_factor=v, dispersion=2.0, p_value=0.0, n_iter=3)
                  for k, v in zip(ks, values)]
         best = ks[int(np.argmax(values))]
         return TopicSelection(table, best, None)
