@@ -318,3 +318,23 @@ def test_cli_arguments_fuzzed_never_raise(tmp_path_factory):
             assert text.startswith("mixbayes: error: ") and text.count("\n") == 1, (argv, text)
 
     check()
+
+
+def test_counts_and_nouns_agree_in_summaries_and_messages(tmp_path, capsys, raw_text):
+    """One feature, one cluster, one component: no "1 features" in what a user reads."""
+    from mixbayes._validation import plural
+
+    assert [plural(1, "feature"), plural(0, "feature"), plural(2, "feature")] == [
+        "1 feature", "0 features", "2 features"]
+    assert plural(1, "doc", spec=">5") == "    1 doc"
+    (tmp_path / "x.csv").write_text("x\n" + "".join(f"{v}\n" for v in range(20)))
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "x.csv"), "--model", "gmm", "-k",
+                            "1", "--out", str(tmp_path / "g"), "-q")
+    assert status == 0, err
+    assert out.startswith("20 points x 1 feature -> 1 effective component of 1 in "), out
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "1", "--n-init", "1",
+                            "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    assert " -> 1 cluster in " in out and " iteration" in out, out
+    with pytest.raises(TypeError, match="cannot save an object of type object"):
+        mb.save(object(), tmp_path / "m.npz")

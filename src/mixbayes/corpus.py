@@ -337,7 +337,7 @@ _MAX_DENSE_ENTRIES = 2**27  # a dense Matrix Market array is read whole: 1 GiB o
 
 def _check_announced_shape(path, n_rows, n_cols, dense):
     if n_rows > _MAX_SIDE or n_cols > _MAX_SIDE:
-        raise ValueError(f"path: {path!r} announces a {n_rows} x {n_cols} matrix; at most "
+        raise ValueError(f"path: {path!r} announces {n_rows} x {n_cols} entries; at most "
                          f"{_MAX_SIDE} rows and columns are supported.")
     if dense and n_rows * n_cols > _MAX_DENSE_ENTRIES:
         raise ValueError(f"path: {path!r} announces a dense {n_rows} x {n_cols} array; store "

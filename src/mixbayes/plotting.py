@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ._validation import plural
+
 __all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters",
            "plot_topic_selection", "plot_hdp_trace"]
 
@@ -65,14 +67,14 @@ def plot_top_words(model, vocabulary, n=10, max_panels=12):
         probs = model.components_[k, [column_of[w] for w in words[k]]]
         axis.barh(np.arange(len(probs))[::-1], probs, color="C0")
         axis.set_yticks(np.arange(len(probs))[::-1], words[k], fontsize=8)
-        axis.set_title(f"cluster {k} ({sizes[k]} docs)", fontsize=9)
+        axis.set_title(f"cluster {k} ({plural(sizes[k], 'doc')})", fontsize=9)
         axis.set_xlabel("word probability", fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
         axis.xaxis.set_major_locator(MaxNLocator(3))  # a few short ticks: labels never collide
     left_out = len(used) - len(shown)
     empty = K - len(used)
-    heading = f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out else (
-        f"top words of {len(used)} cluster{'s' if len(used) != 1 else ''}")
+    heading = (f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out
+               else f"top words of {plural(len(used), 'cluster')}")
     if empty:
         heading += f" ({empty} empty left out)"
     fig.suptitle(heading, fontsize=10)
@@ -108,7 +110,7 @@ def plot_selection(selection, ax=None):
     if selection.best_k_heldout is not None:
         right = ax.twinx()
         right.plot(ks, selection.column("heldout_log_likelihood"), "s-", color="C3", ms=4,
-                   label=f"held-out log likelihood ({selection.n_heldout} documents)")
+                   label=f"held-out log likelihood ({plural(selection.n_heldout, 'document')})")
         right.axvline(selection.best_k_heldout, color="C3", ls=":", lw=1.5,
                       label=f"chosen K = {selection.best_k_heldout} (held-out)")
         right.set_ylabel("held-out log likelihood (nats)", color="C3")
@@ -152,7 +154,7 @@ def plot_gaussian_clusters(model, X, ax=None):
     for k in used:
         mine = labels == k
         ax.scatter(Y[mine, 0], Y[mine, 1], color=colours[k], s=8, alpha=0.7,
-                   label=f"cluster {k} ({mine.sum()} points)")
+                   label=f"cluster {k} ({plural(mine.sum(), 'point')})")
     for k in np.flatnonzero(model.weights_ > 0.01):
         colour = colours.get(k, "black")  # the ellipse in its points' colour
         mean = (model.means_[k] - centre) @ basis
@@ -167,7 +169,8 @@ def plot_gaussian_clusters(model, X, ax=None):
         ax.plot(*mean, "+", color=colour, ms=10, mew=2)
     ax.set_xlabel("x1" if d <= 2 else "principal component 1")
     ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else "(one feature)"))
-    ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
+    ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
+                 "(2-sigma ellipses)")
     _integer_ticks(ax)
     from matplotlib.ticker import AutoLocator
 
@@ -186,7 +189,7 @@ def _plot_gaussian_1d(model, x, fig, ax):
     bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
     ax.hist([x[labels == k] for k in used], bins=bins, stacked=True, alpha=0.6,
             color=[f"C{i % 10}" for i in range(used.size)],
-            label=[f"cluster {k} ({np.sum(labels == k)} points)" for k in used])
+            label=[f"cluster {k} ({plural(np.sum(labels == k), 'point')})" for k in used])
     grid = np.linspace(x.min() - 0.1 * np.ptp(x), x.max() + 0.1 * np.ptp(x), 400)
     width = bins[1] - bins[0] if bins.size > 1 else 1.0
     for i, k in enumerate(used):
@@ -196,7 +199,8 @@ def _plot_gaussian_1d(model, x, fig, ax):
         ax.plot(grid, x.size * width * model.weights_[k] * density, color=f"C{i % 10}", lw=2)
     ax.set_xlabel("value")
     ax.set_ylabel("points per bin")
-    ax.set_title(f"{model.n_effective_components_} effective components (fitted densities)")
+    ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
+                 "(fitted densities)")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig

@@ -562,7 +562,7 @@ def test_convergence_warnings_from_traces():
     assert any("chains disagree on the number of clusters" in m for m in messages)
     assert not any(m.startswith("HDP chain 1") for m in messages)
     short = _convergence_warnings(kept[:1, :10], {"n_dishes": np.nan, "log_joint": np.nan})
-    assert short == ["HDP: only 10 sweep(s) after burn-in, too few to check that the chain "
+    assert short == ["HDP: only 10 sweeps after burn-in, too few to check that the chain "
                      "has settled; raise n_iter (32 or more)"]
 
 

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .._validation import plural
 from . import range_text
 from ._inputs import read_documents, read_points, read_sidecar
 from ._outputs import (mean_text, note_documents, print_groups, save_figure, write_json,
@@ -100,16 +101,16 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     write_json(out.file("summary.json"), summary)
 
     gibbs = getattr(model, "inference", "vb") == "gibbs"
-    print(f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
-          f"{summary['n_components']} clusters in {elapsed:.1f} s "
-          f"({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, {model.n_iter_} "
-          f"{'sweeps' if gibbs else 'iterations'}{'' if model.converged_ else ', NOT converged'})",
-          file=stream)
+    print(f"{plural(summary['n_documents'], 'document')} x "
+          f"{plural(summary['n_terms'], 'term')} -> {plural(summary['n_components'], 'cluster')} "
+          f"in {elapsed:.1f} s ({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, "
+          f"{plural(model.n_iter_, 'sweep' if gibbs else 'iteration')}"
+          f"{'' if model.converged_ else ', NOT converged'})", file=stream)
     if selection is not None:
         print(f"choice of K over {range_text(args.select)}:", file=stream)
         print(str(selection), file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
-                 lambda c: f"{c['size']:>5} docs", stream, "clusters.json")
+                 lambda c: plural(c["size"], "doc", spec=">5"), stream, "clusters.json")
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
@@ -149,11 +150,12 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     save_figure(plotting.plot_gaussian_clusters(model, X), out.file("scatter.png"))
     write_json(out.file("summary.json"), summary)
 
-    print(f"{summary['n_samples']} points x {summary['n_features']} features -> "
-          f"{model.n_effective_components_} effective components of {model.n_components} in "
-          f"{elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
+    print(f"{plural(summary['n_samples'], 'point')} x {plural(summary['n_features'], 'feature')}"
+          f" -> {plural(model.n_effective_components_, 'effective component')} of "
+          f"{model.n_components} in {elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters if c["size"]], "cluster",
-                 lambda c: f"{c['size']:>5} points, weight {c['weight']:.3f}", stream,
+                 lambda c: f"{plural(c['size'], 'point', spec='>5')}, weight {c['weight']:.3f}",
+                 stream,
                  "clusters.json", body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
@@ -200,8 +202,8 @@ def _write_hdp_trace(out, model, nmi_trace):
 
 
 def _print_hdp_header(model, what, args, elapsed, stream):
-    print(f"{what} -> {model.n_components_} clusters after {args.n_iter} sweeps in "
-          f"{elapsed:.1f} s", file=stream)
+    print(f"{what} -> {plural(model.n_components_, 'cluster')} after "
+          f"{plural(args.n_iter, 'sweep')} in {elapsed:.1f} s", file=stream)
 
 
 def _run_hdp_points(args, settings, out, verbose, stream, start):
@@ -235,10 +237,11 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     _scores(summary, known, model.labels_)
     summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
-    _print_hdp_header(model, f"{X.shape[0]} points in {model.n_groups_} groups", args, elapsed,
-                      stream)
+    _print_hdp_header(model, f"{plural(X.shape[0], 'point')} in "
+                      f"{plural(model.n_groups_, 'group')}", args, elapsed, stream)
     print_groups([dict(c, sort=c["points"]) for c in clusters], "cluster",
-                 lambda c: f"{c['points']:>6} points", stream, "clusters.json", body=mean_text)
+                 lambda c: plural(c["points"], "point", spec=">6"), stream, "clusters.json",
+                 body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
@@ -288,10 +291,11 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     _scores(summary, known, model.group_labels_)
     summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
-    _print_hdp_header(model, f"{X.shape[0]} documents ({summary['n_tokens']} tokens)", args,
-                      elapsed, stream)
+    _print_hdp_header(model, f"{plural(X.shape[0], 'document')} "
+                      f"({plural(summary['n_tokens'], 'token')})", args, elapsed, stream)
     print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
-                 lambda c: f"{c['documents']:>5} docs, {c['tokens']:>6} tokens", stream,
+                 lambda c: f"{plural(c['documents'], 'doc', spec='>5')}, "
+                           f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     _print_scores(summary, stream, " (majority cluster per document)")
     print(f"outputs written to {args.out}/", file=stream)

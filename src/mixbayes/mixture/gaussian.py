@@ -293,10 +293,12 @@ def _covariance_prior(value, X, covariance_type, variances, reg_covar):
         if reg_covar == 0:
             flat = np.flatnonzero(variances <= 0)
             if flat.size:
+                one = flat.size == 1
                 raise ValueError(
-                    f"X has zero-variance column(s) {flat.tolist()}: the data-scaled "
-                    "covariance_prior would be singular; use reg_covar > 0 (the default 1e-6 "
-                    "floors it), drop the column(s) or pass covariance_prior."
+                    f"X has {'a zero-variance column' if one else 'zero-variance columns'} "
+                    f"{flat.tolist()}: the data-scaled covariance_prior would be singular; use "
+                    "reg_covar > 0 (the default 1e-6 floors it), drop "
+                    f"{'it' if one else 'them'} or pass covariance_prior."
                 )
             if covariance_type == "full" and not _positive_definite(value):
                 raise ValueError(
