@@ -338,3 +338,13 @@ def test_counts_and_nouns_agree_in_summaries_and_messages(tmp_path, capsys, raw_
     assert " -> 1 cluster in " in out and " iteration" in out, out
     with pytest.raises(TypeError, match="cannot save an object of type object"):
         mb.save(object(), tmp_path / "m.npz")
+
+
+def test_python_dash_m_mixbayes_runs_the_command(monkeypatch, capsys):
+    """``python -m mixbayes`` works where the ``mixbayes`` script is not on PATH."""
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["mixbayes", "--version"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_module("mixbayes", run_name="__main__")
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"mixbayes {mb.__version__}"
