@@ -348,3 +348,49 @@ def test_python_dash_m_mixbayes_runs_the_command(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         runpy.run_module("mixbayes", run_name="__main__")
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"mixbayes {mb.__version__}"
+
+
+def test_semicolon_csv_and_labels_with_a_header(tmp_path, capsys):
+    """European Excel writes ``;``-separated files; labels files often carry a header row."""
+    texts = [t.replace('"', "") for t in TEXTS]
+    (tmp_path / "d.csv").write_text("id;text\n" + "".join(
+        f'{i};"{t}"\n' for i, t in enumerate(texts)), encoding="utf-8")
+    gold = ["med", "med", "med", "air", "air", "air"] * 5
+    (tmp_path / "gold.csv").write_text("id,label\n" + "".join(
+        f"{i},{g}\n" for i, g in enumerate(gold)))
+    (tmp_path / "gold.txt").write_text("label\n" + "\n".join(gold) + "\n")
+    for labels in ("gold.csv", "gold.txt"):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / "d.csv"), "-k", "2",
+                                "--n-init", "1", "--labels", str(tmp_path / labels), "--out",
+                                str(tmp_path / labels[-3:]), "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / labels[-3:] / "summary.json").read_text())
+        assert summary["n_documents"] == 30 and summary["scores"]["nmi"] > 0.99
+    (tmp_path / "short.txt").write_text("\n".join(gold[:29]) + "\n")
+    status, _, err = _cli(capsys, "topics", str(tmp_path / "d.csv"), "-k", "2", "--labels",
+                          str(tmp_path / "short.txt"), "--out", str(tmp_path / "t"), "-q")
+    _one_line_error(status, err, "--labels: ", "short.txt' holds 29 entries but the input has "
+                    "30 documents")
+
+
+def test_points_tables_any_delimiter_and_features_named_by_the_header(tmp_path, capsys):
+    X, truth = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=1)
+    rows = [f"{a:.4f};{b:.4f}".replace(".", ",") for a, b in X]  # decimal commas
+    (tmp_path / "semi.csv").write_text("height;weight\n" + "\n".join(rows) + "\n")
+    (tmp_path / "pipe.csv").write_text("\n".join(f"{a}|{b}" for a, b in X) + "\n")
+    np.savetxt(tmp_path / "gold.txt", truth.labels, fmt="%d", header="label", comments="")
+    for name, features in (("semi.csv", ["height", "weight"]), ("pipe.csv", ["x1", "x2"])):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "gmm", "-k",
+                                "4", "--n-init", "1", "--labels", str(tmp_path / "gold.txt"),
+                                "--out", str(tmp_path / name[:4]), "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / name[:4] / "summary.json").read_text())
+        clusters = json.loads((tmp_path / name[:4] / "clusters.json").read_text())
+        assert summary["features"] == features and summary["scores"]["ari"] > 0.9
+        used = max(clusters, key=lambda c: c["size"])
+        assert list(used["mean"]) == features
+        assert f"mean ({features[0]} " in out
+    # the same table given to a document model is pointed to --model gmm
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "semi.csv"), "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "numeric table", "--model gmm")

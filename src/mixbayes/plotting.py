@@ -123,11 +123,12 @@ def plot_selection(selection, ax=None):
     return fig
 
 
-def plot_gaussian_clusters(model, X, ax=None):
+def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     """Scatter the points coloured by cluster, with each used component's 2-sigma ellipse.
 
     With more than two features the points, means and covariances are projected on the first
-    two principal components of ``X``.
+    two principal components of ``X``. ``feature_names`` (the columns' names) label the axes
+    of one or two features (default: x1, x2).
     """
     from matplotlib.patches import Ellipse
 
@@ -135,19 +136,16 @@ def plot_gaussian_clusters(model, X, ax=None):
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
+    names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
     if d == 1:
-        return _plot_gaussian_1d(model, X[:, 0], fig, ax)
+        return _plot_gaussian_1d(model, X[:, 0], fig, ax, names[0])
     centre = X.mean(axis=0)
-    if d == 1:
-        basis = np.eye(1)
-    elif d == 2:
+    if d == 2:
         basis = np.eye(2)
     else:
         _, _, vt = np.linalg.svd(X - centre, full_matrices=False)
         basis = vt[:2].T
     Y = (X - centre) @ basis
-    if Y.shape[1] == 1:
-        Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
     labels = model.predict(X)
     used = np.unique(labels)
     colours = {k: f"C{i % 10}" for i, k in enumerate(used)}
@@ -159,16 +157,13 @@ def plot_gaussian_clusters(model, X, ax=None):
         colour = colours.get(k, "black")  # the ellipse in its points' colour
         mean = (model.means_[k] - centre) @ basis
         cov2 = basis.T @ model.covariance_matrix(k) @ basis
-        if cov2.shape == (1, 1):
-            cov2 = np.diag([cov2[0, 0], 1e-12])
-            mean = np.array([mean[0], 0.0])
         vals, vecs = np.linalg.eigh(cov2)
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
         ax.add_patch(Ellipse(mean, 4 * np.sqrt(vals[-1]), 4 * np.sqrt(max(vals[0], 0)),
                              angle=angle, fill=False, lw=1.5, color=colour))
         ax.plot(*mean, "+", color=colour, ms=10, mew=2)
-    ax.set_xlabel("x1" if d <= 2 else "principal component 1")
-    ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else "(one feature)"))
+    ax.set_xlabel(names[0] if d == 2 else "principal component 1")
+    ax.set_ylabel(names[1] if d == 2 else "principal component 2")
     ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
                  "(2-sigma ellipses)")
     _integer_ticks(ax)
@@ -181,7 +176,7 @@ def plot_gaussian_clusters(model, X, ax=None):
     return fig
 
 
-def _plot_gaussian_1d(model, x, fig, ax):
+def _plot_gaussian_1d(model, x, fig, ax, name):
     """One feature: a histogram of the points stacked by cluster, and each used component's
     density (weight x normal with the fitted mean and variance) scaled to counts."""
     labels = model.predict(x[:, None])
@@ -197,7 +192,7 @@ def _plot_gaussian_1d(model, x, fig, ax):
         density = np.exp(-0.5 * (grid - model.means_[k, 0]) ** 2 / variance) / np.sqrt(
             2 * np.pi * variance)
         ax.plot(grid, x.size * width * model.weights_[k] * density, color=f"C{i % 10}", lw=2)
-    ax.set_xlabel("value")
+    ax.set_xlabel(name)
     ax.set_ylabel("points per bin")
     ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
                  "(fitted densities)")

@@ -120,10 +120,21 @@ def print_groups(entries, unit, size_text, stream, where, body=None, shown=SHOWN
               file=stream)
 
 
+def feature_names(names, d):
+    """The names of ``d`` features: the input's header row (``names``), else x1, x2, ..."""
+    return list(names) if names is not None else [f"x{j + 1}" for j in range(d)]
+
+
+def named_mean(mean, names):
+    """A cluster's mean for clusters.json: ``{feature name: value}``."""
+    return dict(zip(feature_names(names, len(mean)), map(float, mean)))
+
+
 def mean_text(entry):
-    """A cluster's mean, its first four coordinates."""
-    mean = ", ".join(f"{v:.3g}" for v in entry["mean"][:4])
-    return f"mean [{mean}{', ...' if len(entry['mean']) > 4 else ''}]"
+    """A cluster's mean, its first four coordinates with their names."""
+    items = list(entry["mean"].items())
+    mean = ", ".join(f"{name} {v:.3g}" for name, v in items[:4])
+    return f"mean ({mean}{', ...' if len(items) > 4 else ''})"
 
 
 def note_documents(settings, stop_words, args, left_out, stream):

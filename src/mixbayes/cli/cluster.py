@@ -9,8 +9,8 @@ import numpy as np
 from .._validation import plural
 from . import range_text
 from ._inputs import read_documents, read_points, read_sidecar
-from ._outputs import (mean_text, note_documents, print_groups, save_figure, write_json,
-                       write_rows)
+from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
+                       save_figure, write_json, write_rows)
 
 
 def run_cluster(args, settings, out, verbose, stream):
@@ -122,7 +122,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     from ..mixture import VariationalGaussianMixture
     from ..persist import save
 
-    X = read_points(args.input)
+    X, names = read_points(args.input)
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
@@ -138,16 +138,17 @@ def _run_gmm(args, settings, out, verbose, stream, start):
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
     clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
-                     mean=model.means_[k].tolist()) for k in range(model.n_components)]
+                     mean=named_mean(model.means_[k], names)) for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
     save(model, out.file("model.npz"))
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
-                   n_effective_components=model.n_effective_components_,
+                   features=feature_names(names, X.shape[1]), n_effective_components=model.n_effective_components_,
                    elbo=float(model.elbo_), n_iter=int(model.n_iter_),
                    converged=bool(model.converged_), seconds=round(elapsed, 3))
     _scores(summary, known, model.labels_)
     save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
-    save_figure(plotting.plot_gaussian_clusters(model, X), out.file("scatter.png"))
+    save_figure(plotting.plot_gaussian_clusters(model, X, feature_names=names),
+                out.file("scatter.png"))
     write_json(out.file("summary.json"), summary)
 
     print(f"{plural(summary['n_samples'], 'point')} x {plural(summary['n_features'], 'feature')}"
@@ -155,8 +156,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
           f"{model.n_components} in {elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters if c["size"]], "cluster",
                  lambda c: f"{plural(c['size'], 'point', spec='>5')}, weight {c['weight']:.3f}",
-                 stream,
-                 "clusters.json", body=mean_text)
+                 stream, "clusters.json", body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
@@ -210,7 +210,7 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     """Points within groups: the Gaussian kernel."""
     from .. import metrics
 
-    X = read_points(args.input)
+    X, names = read_points(args.input)
     groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     nmi_trace = []
@@ -228,12 +228,13 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
                ([i, groups[i], int(k)] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, points=int(sizes[k]), mean=model.components_[k].tolist())
-                for k in range(model.n_components_)]
+    clusters = [dict(cluster=k, points=int(sizes[k]),
+                     mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
     summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
-                           n_features=int(X.shape[1]), n_groups=int(model.n_groups_))
+                           n_features=int(X.shape[1]), features=feature_names(names, X.shape[1]),
+                           n_groups=int(model.n_groups_))
     _scores(summary, known, model.labels_)
     summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
