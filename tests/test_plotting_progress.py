@@ -110,6 +110,10 @@ def test_still_rising_and_tables():
     assert not still_rising(ks, peaked)
     flat_top = np.minimum(np.asarray(ks, dtype=float), 12.0) * 100.0
     assert not still_rising(ks, flat_top)
+    # a short range that peaks at its second-to-last K and falls at the last (the DMM search
+    # 1:4 on six short texts): not "still rising", though the peak is in the top quarter
+    assert not still_rising([1, 2, 3, 4], [-399.5, -300.6, -289.1, -292.1])
+    assert still_rising([1, 2, 3, 4], [-399.5, -300.6, -292.1, -289.1])
     table = format_table([dict(k=2, x=np.float64(1.25)), dict(k=10, x=None)],
                          {"k": "d", "x": ".1f"})
     assert table.splitlines() == [" k    x", " 2  1.2", "10    -"]
