@@ -93,6 +93,33 @@ def _integer_ticks(axis):
     axis.yaxis.set_major_formatter(formatter)
 
 
+def _candidate_ticks(axis, ks, most=12):
+    """Put the x ticks of a choice-of-K figure on the candidate K values: every candidate gets
+    a minor tick, and at most ``most`` of them a label - all when they fit, else the round
+    ones (multiples of 2, 5, 10, 20, ... grid steps), else every s-th."""
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter
+
+    ks = np.unique(np.asarray(ks, dtype=int))
+    labelled = ks
+    if ks.size > most:
+        grid = int(np.gcd.reduce(np.diff(ks)))
+        labelled = ks[::int(np.ceil(ks.size / most))]
+        for nice in (2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000):
+            multiples = ks[ks % (nice * grid) == 0]
+            if 4 <= multiples.size <= most:
+                labelled = multiples
+                break
+    axis.xaxis.set_major_locator(FixedLocator(labelled))
+    axis.xaxis.set_minor_locator(FixedLocator(ks))
+    axis.xaxis.set_major_formatter(FormatStrFormatter("%d"))
+
+
+def _legend_below(ax, handles, labels):
+    """The legend under the x axis, where it covers no curve of either y axis."""
+    ax.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+              ncol=2, frameon=False)
+
+
 def plot_selection(selection, ax=None):
     """Both criteria of :func:`~mixbayes.select_n_clusters` against K: ELBO + log K! (left
     axis) and, when documents were held out, their log predictive likelihood (right axis),
@@ -117,7 +144,8 @@ def plot_selection(selection, ax=None):
         _integer_ticks(right)
         more = right.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
-    ax.legend(handles, labels, fontsize=8, loc="lower right")
+    _candidate_ticks(ax, ks)  # last: the twin's _integer_ticks set the shared x locator too
+    _legend_below(ax, handles, labels)
     ax.set_title("choice of the number of clusters")
     fig.tight_layout()
     return fig
@@ -213,6 +241,8 @@ def plot_topic_selection(selection, ax=None):
     ax.set_xlabel("number of topics K")
     ax.set_ylabel("log Bayes factor vs K = 1 (nats)", color="C0")
     _integer_ticks(ax)
+    _candidate_ticks(ax, ks)
+    ax.grid(alpha=0.3)
     right = ax.twinx()
     right.plot(ks, selection.column("dispersion"), "--", color="C3", label="residual dispersion")
     right.axhline(1.0, color="C3", lw=0.5, ls=":", label="dispersion 1 (a fit as good as the "
@@ -220,7 +250,7 @@ def plot_topic_selection(selection, ax=None):
     right.set_ylabel("residual dispersion", color="C3")
     handles, labels = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
-    ax.legend(handles + more[0], labels + more[1], fontsize=8, loc="best")
+    _legend_below(ax, handles + more[0], labels + more[1])
     ax.set_title(f"choice of K: {selection.best_k}")
     fig.tight_layout()
     return fig
