@@ -394,3 +394,29 @@ def test_points_tables_any_delimiter_and_features_named_by_the_header(tmp_path, 
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "semi.csv"), "--out",
                           str(tmp_path / "o"), "-q")
     _one_line_error(status, err, "numeric table", "--model gmm")
+
+
+def test_row_index_columns_and_utf16_tables_from_pandas_r_and_excel(tmp_path, capsys):
+    """pandas' ``to_csv`` and R's ``write.csv`` write the row numbers as an unnamed first
+    column, which must not become a feature; Excel's "Unicode text" is UTF-16 with tabs."""
+    X, truth = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=4)
+    files = {
+        "pandas.csv": ",a,b\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in enumerate(X)),
+        "r.csv": '"","a","b"\n' + "".join(f'"{i + 1}",{x},{y}\n' for i, (x, y) in enumerate(X)),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "excel.txt").write_text("a\tb\n" + "".join(f"{x}\t{y}\n" for x, y in X),
+                                        encoding="utf-16")
+    for name in ("pandas.csv", "r.csv", "excel.txt"):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "gmm",
+                                "-k", "3", "--n-init", "1", "--out", str(tmp_path / name[:2]),
+                                "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / name[:2] / "summary.json").read_text())
+        assert summary["features"] == ["a", "b"], name
+        assert ("row index" in out) == (name != "excel.txt")
+        assert len(summary["notes"]) == (name != "excel.txt")
+        labels = np.loadtxt(tmp_path / name[:2] / "assignments.csv", delimiter=",", skiprows=1,
+                            usecols=1)
+        assert mb.metrics.ari(truth.labels, labels) > 0.9

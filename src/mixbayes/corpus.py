@@ -20,6 +20,7 @@ other file (one label per line) or gives the labels directly.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import gzip
@@ -43,7 +44,8 @@ def read_text(path, name="path"):
 
     A file holding a NUL byte, or bytes that do not decode as UTF-8, is refused with a
     ``ValueError`` naming it: reading such a file with replacement characters would cluster
-    garbage without a word of warning.
+    garbage without a word of warning. UTF-16 with its byte-order mark (what Excel's "Unicode
+    text" writes) is read as such.
     """
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
@@ -51,6 +53,15 @@ def read_text(path, name="path"):
             data = handle.read()
     except (OSError, EOFError) as exc:  # a truncated or fake .gz
         raise ValueError(f"{name}: cannot read {str(path)!r} ({exc}).") from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: {str(path)!r} starts as UTF-16 text but does not decode "
+                             f"as such ({exc.reason} at byte {exc.start}).") from None
+        if "\x00" not in text:
+            return text
+        data = data[2:]  # not text after all: refused below for its NUL bytes
     nul = data.find(b"\x00")
     if nul >= 0:
         raise ValueError(f"{name}: {str(path)!r} is not a text file (a NUL byte at offset {nul}).")

@@ -111,9 +111,11 @@ def read_points(path):
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
     than the comma, decimal commas are read too (``1,5;2,25``, as European Excel writes). An
-    optional header row names the columns. Returns ``(X, names)``: an (n, d) float array with
-    no missing, NaN or infinite value, and the column names (None without a header; a blank
-    or repeated name is made unique, as ``x3`` or ``a.1``).
+    optional header row names the columns; a first column that is a row index (unnamed, or
+    named id/index, holding 0, 1, 2, ... or 1, 2, 3, ... as pandas and R write one) is left
+    out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
+    NaN or infinite value, the column names (None without a header; a blank or repeated name
+    is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
     from ..corpus import DELIMITERS, read_text, sniff_delimiter
     from .._validation import check_file
@@ -122,7 +124,7 @@ def read_points(path):
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
     if path.endswith(".npy"):
-        return _points_from_npy(path), None
+        return _points_from_npy(path), None, []
     if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv", ".tsv.gz")):
         raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
     text = read_text(path, "input")
@@ -167,7 +169,22 @@ def read_points(path):
                                  "points?") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
-    return values, None if header is None else _unique_names(header)
+    notes = []
+    if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
+        notes.append(f"column 1 ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
+                     f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
+                     "left out of the features")
+        values, header = values[:, 1:], header[1:]
+    return values, None if header is None else _unique_names(header), notes
+
+
+def _is_row_index(name, column):
+    """Whether a column named ``name`` is a row index: no name (or id, index, row) over the
+    row numbers counted from 0 or 1."""
+    if name.strip().lower() not in ("", "id", "index", "row", "rownames", "unnamed: 0"):
+        return False
+    return column.size > 1 and any(np.array_equal(column, np.arange(start, start + column.size))
+                                   for start in (0, 1))
 
 
 def _unique_names(header):

@@ -117,12 +117,18 @@ def _run_dmm(args, settings, out, verbose, stream, start):
 
 
 # ---------------------------------------------------------------------- gmm
+def _note_points(notes, stream):
+    for note in notes:
+        print(f"note: {note}", file=stream)
+
+
 def _run_gmm(args, settings, out, verbose, stream, start):
     from .. import plotting
     from ..mixture import VariationalGaussianMixture
     from ..persist import save
 
-    X, names = read_points(args.input)
+    X, names, notes = read_points(args.input)
+    _note_points(notes, stream)
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
@@ -144,7 +150,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_effective_components=model.n_effective_components_,
                    elbo=float(model.elbo_), n_iter=int(model.n_iter_),
-                   converged=bool(model.converged_), seconds=round(elapsed, 3))
+                   converged=bool(model.converged_), seconds=round(elapsed, 3), notes=notes)
     _scores(summary, known, model.labels_)
     save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
     save_figure(plotting.plot_gaussian_clusters(model, X, feature_names=names),
@@ -210,7 +216,8 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     """Points within groups: the Gaussian kernel."""
     from .. import metrics
 
-    X, names = read_points(args.input)
+    X, names, notes = read_points(args.input)
+    _note_points(notes, stream)
     groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     nmi_trace = []
@@ -236,7 +243,8 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
                            n_features=int(X.shape[1]), features=feature_names(names, X.shape[1]),
                            n_groups=int(model.n_groups_))
     _scores(summary, known, model.labels_)
-    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
+    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_,
+                   notes=notes)
     write_json(out.file("summary.json"), summary)
     _print_hdp_header(model, f"{plural(X.shape[0], 'point')} in "
                       f"{plural(model.n_groups_, 'group')}", args, elapsed, stream)
