@@ -2,7 +2,6 @@
 
 import json
 import os
-import zipfile
 
 import numpy as np
 import pytest

@@ -15,7 +15,7 @@ def _axes(ax, figsize=(6, 4)):
         return ax.figure, ax
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo"):
         try:
-            import matplotlib.pyplot as plt
+            import matplotlib.pyplot  # noqa: F401  (a GUI backend that cannot start)
         except ImportError:  # pragma: no cover
             matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -6,7 +6,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
 from scipy.stats import chi2
 
 import mixbayes as mb
@@ -15,7 +14,6 @@ from mixbayes.hdp import _kernels, _moves, _sampler
 sys.path.insert(0, os.path.dirname(__file__))
 from exact import (  # noqa: E402
     canonical, exact_partition_posterior, log_joint_by_definition, log_marginal_sequential,
-    set_partitions,
 )
 from helpers import geweke_z_scores  # noqa: E402
 

@@ -143,7 +143,7 @@ class VariationalGaussianMixture(VariationalMixture):
         super()._check_params(n_samples)
         if n_samples < 2:
             raise ValueError(
-                f"X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
+                "X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
             )
 
     def _make_family(self, X):
