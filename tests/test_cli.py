@@ -1,7 +1,6 @@
 """The mixbayes command end to end, in a subprocess, on small files."""
 
 import json
-import os
 import subprocess
 import sys
 

@@ -318,3 +318,105 @@ def test_cli_arguments_fuzzed_never_raise(tmp_path_factory):
             assert text.startswith("mixbayes: error: ") and text.count("\n") == 1, (argv, text)
 
     check()
+
+
+def test_counts_and_nouns_agree_in_summaries_and_messages(tmp_path, capsys, raw_text):
+    """One feature, one cluster, one component: no "1 features" in what a user reads."""
+    from mixbayes._validation import plural
+
+    assert [plural(1, "feature"), plural(0, "feature"), plural(2, "feature")] == [
+        "1 feature", "0 features", "2 features"]
+    assert plural(1, "doc", spec=">5") == "    1 doc"
+    (tmp_path / "x.csv").write_text("x\n" + "".join(f"{v}\n" for v in range(20)))
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "x.csv"), "--model", "gmm", "-k",
+                            "1", "--out", str(tmp_path / "g"), "-q")
+    assert status == 0, err
+    assert out.startswith("20 points x 1 feature -> 1 effective component of 1 in "), out
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "1", "--n-init", "1",
+                            "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    assert " -> 1 cluster in " in out and " iteration" in out, out
+    with pytest.raises(TypeError, match="cannot save an object of type object"):
+        mb.save(object(), tmp_path / "m.npz")
+
+
+def test_python_dash_m_mixbayes_runs_the_command(monkeypatch, capsys):
+    """``python -m mixbayes`` works where the ``mixbayes`` script is not on PATH."""
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", ["mixbayes", "--version"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_module("mixbayes", run_name="__main__")
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"mixbayes {mb.__version__}"
+
+
+def test_semicolon_csv_and_labels_with_a_header(tmp_path, capsys):
+    """European Excel writes ``;``-separated files; labels files often carry a header row."""
+    texts = [t.replace('"', "") for t in TEXTS]
+    (tmp_path / "d.csv").write_text("id;text\n" + "".join(
+        f'{i};"{t}"\n' for i, t in enumerate(texts)), encoding="utf-8")
+    gold = ["med", "med", "med", "air", "air", "air"] * 5
+    (tmp_path / "gold.csv").write_text("id,label\n" + "".join(
+        f"{i},{g}\n" for i, g in enumerate(gold)))
+    (tmp_path / "gold.txt").write_text("label\n" + "\n".join(gold) + "\n")
+    for labels in ("gold.csv", "gold.txt"):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / "d.csv"), "-k", "2",
+                                "--n-init", "1", "--labels", str(tmp_path / labels), "--out",
+                                str(tmp_path / labels[-3:]), "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / labels[-3:] / "summary.json").read_text())
+        assert summary["n_documents"] == 30 and summary["scores"]["nmi"] > 0.99
+    (tmp_path / "short.txt").write_text("\n".join(gold[:29]) + "\n")
+    status, _, err = _cli(capsys, "topics", str(tmp_path / "d.csv"), "-k", "2", "--labels",
+                          str(tmp_path / "short.txt"), "--out", str(tmp_path / "t"), "-q")
+    _one_line_error(status, err, "--labels: ", "short.txt' holds 29 entries but the input has "
+                    "30 documents")
+
+
+def test_points_tables_any_delimiter_and_features_named_by_the_header(tmp_path, capsys):
+    X, truth = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=1)
+    rows = [f"{a:.4f};{b:.4f}".replace(".", ",") for a, b in X]  # decimal commas
+    (tmp_path / "semi.csv").write_text("height;weight\n" + "\n".join(rows) + "\n")
+    (tmp_path / "pipe.csv").write_text("\n".join(f"{a}|{b}" for a, b in X) + "\n")
+    np.savetxt(tmp_path / "gold.txt", truth.labels, fmt="%d", header="label", comments="")
+    for name, features in (("semi.csv", ["height", "weight"]), ("pipe.csv", ["x1", "x2"])):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "gmm", "-k",
+                                "4", "--n-init", "1", "--labels", str(tmp_path / "gold.txt"),
+                                "--out", str(tmp_path / name[:4]), "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / name[:4] / "summary.json").read_text())
+        clusters = json.loads((tmp_path / name[:4] / "clusters.json").read_text())
+        assert summary["features"] == features and summary["scores"]["ari"] > 0.9
+        used = max(clusters, key=lambda c: c["size"])
+        assert list(used["mean"]) == features
+        assert f"mean ({features[0]} " in out
+    # the same table given to a document model is pointed to --model gmm
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "semi.csv"), "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "numeric table", "--model gmm")
+
+
+def test_row_index_columns_and_utf16_tables_from_pandas_r_and_excel(tmp_path, capsys):
+    """pandas' ``to_csv`` and R's ``write.csv`` write the row numbers as an unnamed first
+    column, which must not become a feature; Excel's "Unicode text" is UTF-16 with tabs."""
+    X, truth = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=4)
+    files = {
+        "pandas.csv": ",a,b\n" + "".join(f"{i},{x},{y}\n" for i, (x, y) in enumerate(X)),
+        "r.csv": '"","a","b"\n' + "".join(f'"{i + 1}",{x},{y}\n' for i, (x, y) in enumerate(X)),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "excel.txt").write_text("a\tb\n" + "".join(f"{x}\t{y}\n" for x, y in X),
+                                        encoding="utf-16")
+    for name in ("pandas.csv", "r.csv", "excel.txt"):
+        status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "gmm",
+                                "-k", "3", "--n-init", "1", "--out", str(tmp_path / name[:2]),
+                                "-q")
+        assert status == 0, err
+        summary = json.loads((tmp_path / name[:2] / "summary.json").read_text())
+        assert summary["features"] == ["a", "b"], name
+        assert ("row index" in out) == (name != "excel.txt")
+        assert len(summary["notes"]) == (name != "excel.txt")
+        labels = np.loadtxt(tmp_path / name[:2] / "assignments.csv", delimiter=",", skiprows=1,
+                            usecols=1)
+        assert mb.metrics.ari(truth.labels, labels) > 0.9

@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import mixbayes as mb
+from mixbayes.corpus import read_labels
 
 TEXTS = [
     "the cat sat on the mat",
@@ -124,7 +125,7 @@ def test_labels_beside_are_attached_only_when_lengths_match(tmp_path, corpus):
     corpus.write(tmp_path / "c", format="mtx")
     (tmp_path / "c" / "labels.txt").write_text("x\ny\n")  # wrong length: ignored, not an error
     assert mb.read_corpus(tmp_path / "c").labels is None
-    with pytest.raises(ValueError, match="labels has 2 entries but the corpus has 25"):
+    with pytest.raises(ValueError, match="labels.txt. holds 2 entries but the input has 25 documents"):
         mb.read_corpus(tmp_path / "c", labels=tmp_path / "c" / "labels.txt")
 
 
@@ -239,3 +240,62 @@ def test_drop_terms():
         corpus.drop_terms(stop_words="french")
     with pytest.raises(ValueError, match="min_df"):
         corpus.drop_terms(min_df=0)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("a,b\n1,2\n3,4\n", ","),
+    ("a;b\n1;2\n3;4\n", ";"),
+    ("a\tb\n1\t2\n3\t4\n", "\t"),
+    ("a|b\n1|2\n3|4\n", "|"),
+    ("x;y\n0,5;1,25\n2,5;3,75\n", ";"),  # European Excel: decimal commas, with a header
+    ("0,5;1,25\n2,5;3,75\n", ";"),  # ... and without one
+    ('id,text\n1,"heart; blood"\n2,"wing; air"\n', ","),  # a semicolon inside quoted text
+    ("id;text\n1;heart, blood and the lungs\n2;wing, lift\n", ";"),  # commas in prose
+    ("label\n0\n1\n", ","),  # one column: nothing to detect
+])
+def test_delimiter_is_detected(text, expected):
+    from mixbayes.corpus import sniff_delimiter
+
+    assert sniff_delimiter(text) == expected
+
+
+def test_semicolon_csv_of_texts_is_read(tmp_path):
+    rows = [f"{i};{text};{i % 2}" for i, text in enumerate(["heart, blood", "wing; air", "cells"])]
+    rows[1] = '1;"wing; air";1'
+    (tmp_path / "d.csv").write_text("id;text;label\n" + "\n".join(rows) + "\n")
+    corpus = mb.read_corpus(tmp_path / "d.csv", id_column="id", label_column="label")
+    assert _as_dicts(corpus) == [{"heart": 1, "blood": 1}, {"wing": 1, "air": 1}, {"cells": 1}]
+    assert list(corpus.doc_ids) == ["0", "1", "2"] and list(corpus.labels) == ["0", "1", "0"]
+
+
+@pytest.mark.parametrize("content", [
+    "label\n1\n2\n1\n",  # a header naming the column
+    "class\nb\na\nb\n",
+    "gold\n1\n2\n1\n",  # a word above integers
+    "id,label\n7,1\n8,2\n9,1\n",  # a table: the label column
+    "label;doc\n1;a\n2;b\n1;c\n",
+    "doc,label\nx,b\ny,a\nz,b\n",
+    "1\n2\n1\n",  # no header
+    "7,b\n8,a\n9,b\n",  # two columns, no header: the second
+])
+def test_labels_files_with_a_header_or_an_id_column(tmp_path, content):
+    name = "labels.csv" if "," in content or ";" in content else "labels.txt"
+    (tmp_path / name).write_text(content)
+    labels = read_labels(tmp_path / name)
+    assert len(labels) == 3 and labels[0] == labels[2] != labels[1]
+    assert set(labels.tolist()) <= {1, 2, "a", "b"}
+
+
+def test_labels_of_the_wrong_length_name_both_counts(tmp_path):
+    (tmp_path / "docs.txt").write_text("\n".join(TEXTS) + "\n")
+    corpus = mb.read_corpus(tmp_path / "docs.txt")
+    (tmp_path / "l.txt").write_text("label\n" + "a\n" * 5)
+    with pytest.raises(ValueError, match=r"'.*l.txt' holds 5 entries \(after its header row\) "
+                                         r"but the input has 4 documents"):
+        corpus.with_labels(str(tmp_path / "l.txt"))
+    (tmp_path / "l.txt").write_text("a\n" * 5)
+    with pytest.raises(ValueError, match="holds 5 entries but the input has 4 documents.*header"):
+        mb.read_corpus(tmp_path / "docs.txt", labels=str(tmp_path / "l.txt"))
+    (tmp_path / "wide.csv").write_text("a,b,c\n1,2,3\n")
+    with pytest.raises(ValueError, match="has 3 columns; name the one holding the labels"):
+        read_labels(tmp_path / "wide.csv")

@@ -1,5 +1,7 @@
 """Clustering metrics against hand-computed values."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,98 @@ def test_completion_log_likelihood_impossible_words_and_bad_input():
         metrics.completion_log_likelihood(truth.topics, observed, held_out[:5])
     with pytest.raises(ValueError, match="held_out_fraction"):
         metrics.completion_split(X, 1.5)
+
+
+# ---------------------------------------------------------------------- trees
+def _brute_dendrogram_purity(paths, labels):
+    """Heller & Ghahramani's definition pair by pair: for two points of one class, the share
+    of that class under their lowest common ancestor (the longest common path prefix)."""
+    paths, labels = np.atleast_2d(np.asarray(paths).T).T, np.asarray(labels)
+    scores = []
+    for i in range(len(labels)):
+        for j in range(i + 1, len(labels)):
+            if labels[i] != labels[j]:
+                continue
+            depth = 0
+            while depth < paths.shape[1] and paths[i, depth] == paths[j, depth]:
+                depth += 1
+            under = np.all(paths[:, :depth] == paths[i, :depth], axis=1)
+            scores.append(np.mean(labels[under] == labels[i]))
+    return np.mean(scores)
+
+
+def _random_tree(rng, n, depth, branching):
+    """Paths with child ids numbered within each parent (0, 1, ...), as a sampler might."""
+    return rng.integers(0, branching, size=(n, depth))
+
+
+def test_dendrogram_purity_matches_the_pairwise_definition_on_random_trees():
+    rng = np.random.default_rng(0)
+    for case in range(60):
+        n, depth = int(rng.integers(2, 25)), int(rng.integers(1, 4))
+        paths = _random_tree(rng, n, depth, int(rng.integers(1, 4)))
+        labels = rng.choice(["a", "b", "c"][: int(rng.integers(1, 4))], size=n)
+        if len(set(labels)) == n:
+            continue
+        assert metrics.dendrogram_purity(paths, labels) == pytest.approx(
+            _brute_dendrogram_purity(paths, labels), abs=1e-12), case
+
+
+def test_dendrogram_purity_hand_computed_values():
+    # Heller & Ghahramani's binary trees: ((a1, b1), a2) -> the one a-pair meets at the root,
+    # 2 of whose 3 points are a's; ((a1, b1), (a2, b2)) -> both pairs meet at the root, 1/2
+    assert metrics.dendrogram_purity([[0, 0], [0, 1], [1, 2]], ["a", "b", "a"]) == (
+        pytest.approx(2 / 3))
+    assert metrics.dendrogram_purity([[0, 0], [0, 1], [1, 2], [1, 3]], list("abab")) == 0.5
+    # every class its own subtree: 1, whatever happens below
+    perfect = [[0, 0], [0, 1], [0, 1], [1, 0], [1, 2]]
+    assert metrics.dendrogram_purity(perfect, [7, 7, 7, 3, 3]) == 1.0
+    # a flat clustering is a tree of depth 1: pairs across clusters meet at the root
+    # (a-pairs: (0,1) in {a,a,b} 2/3, (0,3), (1,3) at the root 3/5; b-pair (2,4) at root 2/5)
+    assert metrics.dendrogram_purity([0, 0, 0, 1, 1], list("aabab")) == pytest.approx(
+        (2 / 3 + 2 * 3 / 5 + 2 / 5) / 4)
+
+
+def test_dendrogram_purity_reads_nodes_as_path_prefixes():
+    per_parent = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [1, 1], [2, 0]])
+    unique_ids = per_parent[:, 0:1] * 10 + per_parent  # the same tree, ids unique overall
+    labels = [1, 1, 2, 2, 1, 2]
+    expected = _brute_dendrogram_purity(unique_ids, labels)
+    for paths in (per_parent, unique_ids, unique_ids.astype(float), unique_ids.astype(np.int32)):
+        assert metrics.dendrogram_purity(paths, labels) == pytest.approx(expected)
+
+
+def test_levelwise_scores_against_a_known_hierarchy():
+    rng = np.random.default_rng(1)
+    top = np.repeat([0, 1, 2], 20)
+    truth = np.column_stack([top, rng.integers(0, 2, size=60)])  # ids repeat across parents
+    assert np.allclose(metrics.levelwise_scores(truth, truth), 1.0)
+    tree = np.column_stack([top, rng.integers(0, 2, size=60)])  # right top, random below
+    nmi = metrics.levelwise_scores(tree, truth)
+    assert nmi[0] == pytest.approx(1.0) and nmi[1] < 0.9  # the top level is shared
+    assert nmi[1] == pytest.approx(metrics.nmi(top * 2 + truth[:, 1], top * 2 + tree[:, 1]))
+    ari = metrics.levelwise_scores(tree, [top.astype(str), top * 2 + truth[:, 1]], "ari")
+    assert ari[0] == 1.0 and ari[1] == pytest.approx(
+        metrics.ari(top * 2 + truth[:, 1], top * 2 + tree[:, 1]))
+    purity = metrics.levelwise_scores(tree, truth, metrics.purity)
+    assert purity[0] == 1.0 and 0.4 < purity[1] < 1.0
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: metrics.dendrogram_purity([0, 1, 1], [1, 1]), "got 3 points and 2 labels"),
+    (lambda: metrics.dendrogram_purity([], []), "paths is empty"),
+    (lambda: metrics.dendrogram_purity(np.zeros((3, 0)), [1, 1, 2]), "paths is empty"),
+    (lambda: metrics.dendrogram_purity([[0, 0.5], [0, 1]], [1, 1]),
+     "integer node ids; got 0.5 for point 0 at level 2"),
+    (lambda: metrics.dendrogram_purity([0, np.nan], [1, 1]), "integer node ids"),
+    (lambda: metrics.dendrogram_purity(["a", "b"], [1, 1]), "integer node ids"),
+    (lambda: metrics.dendrogram_purity(np.zeros((2, 2, 2)), [1, 1]), "1-D or 2-D"),
+    (lambda: metrics.dendrogram_purity([0, 1], [1, 2]), "no pair of points shares a class"),
+    (lambda: metrics.dendrogram_purity([0, 1], [[1, 2]]), "labels_true must be 1-D"),
+    (lambda: metrics.levelwise_scores([[0, 1]] * 3, [[0, 1]] * 2), "got 3 and 2"),
+    (lambda: metrics.levelwise_scores([[0, 1]] * 3, [0, 1, 1]), "2 levels but true_levels has 1"),
+    (lambda: metrics.levelwise_scores([0, 1], [0, 1], "vi"), "measure must be"),
+])
+def test_tree_metrics_refuse_bad_input_with_a_clear_message(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()

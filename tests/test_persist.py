@@ -2,7 +2,6 @@
 
 import json
 import os
-import zipfile
 
 import numpy as np
 import pytest
@@ -68,7 +67,7 @@ def test_save_refuses_unfitted_and_foreign_models(tmp_path):
 
     with pytest.raises(NotFittedError):
         mb.save(mb.DirichletMultinomialMixture(2), tmp_path / "m")
-    with pytest.raises(TypeError, match="cannot save a KMeans"):
+    with pytest.raises(TypeError, match="cannot save an object of type KMeans"):
         mb.save(KMeans(2), tmp_path / "m")
 
 

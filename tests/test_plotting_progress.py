@@ -110,6 +110,10 @@ def test_still_rising_and_tables():
     assert not still_rising(ks, peaked)
     flat_top = np.minimum(np.asarray(ks, dtype=float), 12.0) * 100.0
     assert not still_rising(ks, flat_top)
+    # a short range that peaks at its second-to-last K and falls at the last (the DMM search
+    # 1:4 on six short texts): not "still rising", though the peak is in the top quarter
+    assert not still_rising([1, 2, 3, 4], [-399.5, -300.6, -289.1, -292.1])
+    assert still_rising([1, 2, 3, 4], [-399.5, -300.6, -292.1, -289.1])
     table = format_table([dict(k=2, x=np.float64(1.25)), dict(k=10, x=None)],
                          {"k": "d", "x": ".1f"})
     assert table.splitlines() == [" k    x", " 2  1.2", "10    -"]
@@ -161,3 +165,42 @@ def test_bars_stay_out_of_logs_and_estimate_after_the_first_step(capsys, monkeyp
         rate = (bar.n - bar.initial) / (time.time() - bar.start_t)
     # 9 quick steps after the slow one: the rate ignores the first step's 0.5 s
     assert rate > 50
+
+
+@pytest.mark.parametrize("ks", [list(range(2, 31)), list(range(20, 151, 10)), [2, 3, 4],
+                                list(range(3, 100, 6))])
+def test_selection_figures_tick_the_candidates_and_keep_the_legend_off_the_curves(ks):
+    import matplotlib.pyplot as plt
+
+    from mixbayes.mixture.selection import ClusterSelection
+    from mixbayes.topics.selection import TopicSelection
+
+    k = np.asarray(ks, dtype=float)
+    clusters = ClusterSelection(
+        [dict(k=K, score=s, heldout_log_likelihood=h) for K, s, h in
+         zip(ks, 8000 * np.log(k) - 40 * k, 0.3 * np.log(k) - 0.004 * k)],
+        ks[-1], None, ks[len(ks) // 2], 390)
+    topics = TopicSelection([dict(k=K, log_bayes_factor=v, dispersion=d) for K, v, d in
+                             zip(ks, 3000 * np.log(k) - 60 * k, 1 + 5 / k)], ks[1], None)
+    for fig in (clusters.plot(), topics.plot()):
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        ticks = ax.get_xticks()
+        assert 2 <= len(ticks) <= 12 and set(ticks) <= set(ks)
+        assert len(ticks) == len(ks) or len(ks) > 12
+        assert all(t.get_text() == str(int(v)) for t, v in zip(ax.get_xticklabels(), ticks))
+        # every candidate marked (matplotlib drops the minor ticks under labelled ones)
+        assert set(ax.xaxis.get_minorticklocs()) | set(ticks) == set(ks)
+        legend = ax.get_legend().get_window_extent()
+        assert not legend.overlaps(ax.get_window_extent())  # outside both y axes' curves
+        plt.close(fig)
+
+
+def test_scatter_axes_are_named_by_the_features():
+    X, _ = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=0)
+    gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X)
+    ax = plotting.plot_gaussian_clusters(gmm, X, feature_names=["height", "weight"]).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("height", "weight")
+    gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X[:, :1])
+    ax = plotting.plot_gaussian_clusters(gmm, X[:, :1], feature_names=["height"]).axes[0]
+    assert ax.get_xlabel() == "height"

@@ -12,8 +12,10 @@ def still_rising(ks, values):
 
     The top quarter of the range (at least two K) is compared with everything below it: the
     curve is still rising when the best value up there beats the best below by more than
-    2 nats and by more than 2% of the curve's whole span. A curve that peaked inside the range,
-    or that is flat at the top, is not.
+    2 nats and by more than 2% of the curve's whole span, and the last value has not fallen
+    from the best by more than that margin. A curve that peaked inside the range (in its top
+    quarter too: on a short range the top quarter is most of it), or that is flat at the top,
+    is not.
     """
     values = np.asarray(values, dtype=float)
     if values.size < 3 or not np.all(np.isfinite(values)):
@@ -21,8 +23,10 @@ def still_rising(ks, values):
     top = max(2, math.ceil(values.size / 4))
     if top >= values.size:
         top = values.size - 1
+    margin = max(2.0, 0.02 * (values.max() - values.min()))
     gain = values[-top:].max() - values[:-top].max()
-    return bool(gain > max(2.0, 0.02 * (values.max() - values.min())))
+    fallen = values.max() - values[-1]
+    return bool(gain > margin and fallen <= margin)
 
 
 def format_table(rows, columns):

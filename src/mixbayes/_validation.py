@@ -23,7 +23,18 @@ __all__ = [
     "check_n_components",
     "check_random_state",
     "check_file",
+    "plural",
 ]
+
+
+def plural(n, noun, nouns=None, spec=""):
+    """A count and its noun in agreement, for messages and printed summaries.
+
+    ``plural(1, "feature")`` is ``"1 feature"`` and ``plural(3, "feature")`` ``"3 features"``;
+    ``nouns`` gives an irregular plural and ``spec`` formats the number (``">5"`` to align).
+    """
+    word = noun if n == 1 else (nouns if nouns is not None else noun + "s")
+    return f"{format(n, spec)} {word}"
 
 
 # --------------------------------------------------------------------------- parameter rules

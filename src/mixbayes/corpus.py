@@ -20,6 +20,7 @@ other file (one label per line) or gives the labels directly.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import gzip
@@ -43,7 +44,8 @@ def read_text(path, name="path"):
 
     A file holding a NUL byte, or bytes that do not decode as UTF-8, is refused with a
     ``ValueError`` naming it: reading such a file with replacement characters would cluster
-    garbage without a word of warning.
+    garbage without a word of warning. UTF-16 with its byte-order mark (what Excel's "Unicode
+    text" writes) is read as such.
     """
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
@@ -51,6 +53,15 @@ def read_text(path, name="path"):
             data = handle.read()
     except (OSError, EOFError) as exc:  # a truncated or fake .gz
         raise ValueError(f"{name}: cannot read {str(path)!r} ({exc}).") from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: {str(path)!r} starts as UTF-16 text but does not decode "
+                             f"as such ({exc.reason} at byte {exc.start}).") from None
+        if "\x00" not in text:
+            return text
+        data = data[2:]  # not text after all: refused below for its NUL bytes
     nul = data.find(b"\x00")
     if nul >= 0:
         raise ValueError(f"{name}: {str(path)!r} is not a text file (a NUL byte at offset {nul}).")
@@ -76,16 +87,127 @@ def _read_list(path, name="path"):
     return lines
 
 
-def read_labels(path):
-    """Read one label per line; labels that all look like integers become integers."""
-    path = check_file(path, "labels")
-    if os.path.isdir(path):
-        raise ValueError(f"labels: {path!r} is a folder; give a file with one label per line.")
-    labels = _read_list(path, "labels")
+DELIMITERS = (",", ";", "\t", "|")
+_SNIFF_CHARS = 65536
+# first-row names that mark a header in a labels (or groups) file, and the columns they name
+_LABEL_COLUMNS = ("label", "labels", "class", "category", "target", "y", "group", "groups",
+                  "topic", "cluster")
+_ID_COLUMNS = ("id", "doc_id", "document", "doc", "index", "name", "file")
+
+
+def sniff_delimiter(text):
+    """The field delimiter of a delimited table's ``text``: one of ``, ; tab |``.
+
+    Each candidate splits the first records (quotes respected, as the csv module reads
+    them); a candidate is *consistent* when it gives every record the same number of fields,
+    more than one. One consistent candidate is the answer. Of several, quoted fields decide
+    (``csv.Sniffer`` restricted to them, which reads the delimiter beside the quotes); without
+    quotes the comma comes last, because a comma inside a field is the usual reason for the
+    tie (decimal commas in a semicolon file from European Excel, commas in prose). With none
+    consistent (ragged rows), ``csv.Sniffer`` restricted to the four guesses; failing that, or
+    for a single column, the comma.
+    """
+    sample = text[:_SNIFF_CHARS]
+    if len(text) > _SNIFF_CHARS and "\n" in sample:
+        sample = sample[:sample.rindex("\n")]  # whole lines only
+    lines = [line for line in sample.splitlines() if line.strip() and not line.startswith("#")]
+    sample = "\n".join(lines[:200])
+    if not sample:
+        return ","
+    consistent = []
+    for delimiter in DELIMITERS:
+        widths = {len(row) for row in csv.reader(io.StringIO(sample), delimiter=delimiter)
+                  if row}
+        if len(widths) == 1 and widths.pop() > 1:
+            consistent.append(delimiter)
+    if len(consistent) == 1:
+        return consistent[0]
+    if len(consistent) > 1 and '"' not in sample:
+        return next(d for d in (";", "\t", "|", ",") if d in consistent)
     try:
-        return np.asarray([int(v) for v in labels])
+        return csv.Sniffer().sniff(sample, delimiters="".join(consistent or DELIMITERS)).delimiter
+    except csv.Error:
+        return consistent[0] if consistent else ","
+
+
+def read_labels(path):
+    """Read one label per document (or point) from a file, in the input's order.
+
+    The file holds one label per line, or is a table (``.csv``/``.tsv``, or any file whose
+    first line names its columns) whose delimiter is detected: its column named ``label``
+    (or labels, class, category, target, y, group, topic, cluster), or with two columns and
+    no such name the second (``id,label``). A first line that is a header is skipped: a
+    line naming a column so, or a word above a column of integers. Labels that all look like
+    integers become integers.
+    """
+    return _read_label_file(path)[0]
+
+
+def _read_label_file(path, name="labels"):
+    """``read_labels`` and the header row it skipped (None when there was none)."""
+    path = check_file(path, name)
+    if os.path.isdir(path):
+        raise ValueError(f"{name}: {path!r} is a folder; give a file with one label per line.")
+    lines = _read_list(path, name)
+    if not lines:
+        return np.asarray([], dtype=int), None
+    delimiter = sniff_delimiter("\n".join(lines[:200]))
+    first = next(csv.reader([lines[0]], delimiter=delimiter))
+    named = [f.strip().lower() in _LABEL_COLUMNS + _ID_COLUMNS for f in first]
+    table = len(first) > 1 and (any(named) or path.endswith((".csv", ".csv.gz", ".tsv",
+                                                               ".tsv.gz")))
+    header = None
+    if table:
+        rows = [[f.strip() for f in row] for row in csv.reader(lines, delimiter=delimiter)]
+        widths = {len(row) for row in rows}
+        if len(widths) > 1:
+            bad = next(i for i, row in enumerate(rows) if len(row) != len(rows[0]))
+            raise ValueError(f"{name}: {path!r} line {bad + 1} has {len(rows[bad])} fields; "
+                             f"the first line has {len(rows[0])}.")
+        names = [f.lower() for f in rows[0]]
+        wanted = [j for j, n in enumerate(names) if n in _LABEL_COLUMNS]
+        if wanted:
+            column = wanted[0]
+        elif len(names) == 2:
+            column = 1
+        else:
+            raise ValueError(f"{name}: {path!r} has {len(names)} columns; name the one holding "
+                             "the labels 'label' in a header row, or give one label per line.")
+        if any(named) or _header_above_integers([row[column] for row in rows]):
+            header, rows = rows[0], rows[1:]
+        labels = [row[column] for row in rows]
+        header = None if header is None else header[column]
+    else:
+        labels = lines
+        if (lines[0].strip().lower() in _LABEL_COLUMNS and lines[0] not in lines[1:]) or (
+                _header_above_integers(labels)):
+            header, labels = labels[0], labels[1:]
+    try:
+        return np.asarray([int(v) for v in labels]), header
     except ValueError:
-        return np.asarray(labels, dtype=str)
+        return np.asarray(labels, dtype=str), header
+
+
+def label_count_message(name, path, n_labels, header, n, what):
+    """The error for a labels (or groups) file whose length is not the input's."""
+    message = (f"{name}: {path!r} holds {n_labels} {'entry' if n_labels == 1 else 'entries'}"
+               f"{' (after its header row)' if header is not None else ''} but the input has "
+               f"{n} {what}; give one per line, in the input's order")
+    if header is None and n_labels == n + 1:
+        message += " (if its first line is a header, name the column 'label')"
+    return message + "."
+
+
+def _header_above_integers(values):
+    """Whether ``values[0]`` is a word above a column of integers (a header row)."""
+    def integer(v):
+        try:
+            int(v)
+        except ValueError:
+            return False
+        return True
+
+    return len(values) > 1 and not integer(values[0]) and all(integer(v) for v in values[1:])
 
 
 @dataclass
@@ -173,7 +295,10 @@ class Corpus:
     def with_labels(self, labels):
         """Return a copy with ``labels`` (a sequence, or a file with one label per line)."""
         if isinstance(labels, (str, os.PathLike)):
-            labels = read_labels(labels)
+            path, (labels, header) = os.fspath(labels), _read_label_file(labels)
+            if labels.shape != (self.n_documents,):
+                raise ValueError(label_count_message("labels", path, labels.size, header,
+                                                     self.n_documents, "documents"))
         return Corpus(self.counts, self.vocabulary, self.doc_ids, labels)
 
     def drop_terms(self, stop_words=None, min_df=1):
@@ -337,7 +462,7 @@ _MAX_DENSE_ENTRIES = 2**27  # a dense Matrix Market array is read whole: 1 GiB o
 
 def _check_announced_shape(path, n_rows, n_cols, dense):
     if n_rows > _MAX_SIDE or n_cols > _MAX_SIDE:
-        raise ValueError(f"path: {path!r} announces a {n_rows} x {n_cols} matrix; at most "
+        raise ValueError(f"path: {path!r} announces {n_rows} x {n_cols} entries; at most "
                          f"{_MAX_SIDE} rows and columns are supported.")
     if dense and n_rows * n_cols > _MAX_DENSE_ENTRIES:
         raise ValueError(f"path: {path!r} announces a dense {n_rows} x {n_cols} array; store "
@@ -409,7 +534,8 @@ def _read_folder(path, **options):
 
 
 def _read_csv(path, text_column, id_column, label_column, **options):
-    rows = list(csv.DictReader(io.StringIO(read_text(path), newline="")))
+    text = read_text(path)
+    rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=sniff_delimiter(text)))
     if not rows:
         raise ValueError(f"path: CSV file {path!r} has no rows.")
     for role, column in (("text_column", text_column), ("id_column", id_column),

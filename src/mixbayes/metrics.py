@@ -1,8 +1,11 @@
-"""Agreement between a clustering and known classes, between estimated and true topics, and
-topics' held-out likelihood by document completion.
+"""Agreement between a clustering and known classes, between a tree of clusters and known
+classes or a known hierarchy, between estimated and true topics, and topics' held-out
+likelihood by document completion.
 
-NMI and ARI come from scikit-learn; purity and matched accuracy are defined here. Every function
-takes the truth first; clustering scores accept labels of any hashable type.
+NMI and ARI come from scikit-learn; purity, matched accuracy and dendrogram purity are defined
+here. Every function takes the truth first, except the tree measures, which take the tree
+(``paths``) first as :class:`~mixbayes.HierarchicalMixture` gives it (``paths_``); clustering
+scores accept labels of any hashable type.
 """
 
 import numpy as np
@@ -10,8 +13,9 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["nmi", "ari", "purity", "matched_accuracy", "clustering_report", "matched_topic_mse",
-           "match_topics", "completion_split", "completion_log_likelihood"]
+__all__ = ["nmi", "ari", "purity", "matched_accuracy", "clustering_report", "dendrogram_purity",
+           "levelwise_scores", "matched_topic_mse", "match_topics", "completion_split",
+           "completion_log_likelihood"]
 
 
 def _check_pair(labels_true, labels_pred):
@@ -65,6 +69,176 @@ def clustering_report(labels_true, labels_pred):
         purity=purity(labels_true, labels_pred),
         accuracy=matched_accuracy(labels_true, labels_pred),
     )
+
+
+# ---------------------------------------------------------------------- trees
+def _check_paths(paths, name="paths"):
+    """A tree as an (n, L) array of integer node ids, a 1-D array being a tree of depth 1."""
+    array = np.asarray(paths)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D (points x levels); got {array.ndim} "
+                         "dimensions.")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty (shape {array.shape}); a tree needs at least one "
+                         "point and one level.")
+    if array.dtype.kind in "biu":
+        return array.astype(np.int64)
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array) | (array != np.round(array))
+        if not bad.any():
+            return array.astype(np.int64)
+        row, level = np.argwhere(bad)[0]
+        raise ValueError(f"{name} must hold integer node ids; got {array[row, level]} for "
+                         f"point {row} at level {level + 1}.")
+    raise ValueError(f"{name} must hold integer node ids; got values of dtype {array.dtype}.")
+
+
+def _tree_nodes(paths):
+    """Every point's node at depths 0..L as consecutive integers, a node being the prefix
+    ``paths[i, :l]`` (so ids may repeat under different parents); depth 0 is the root."""
+    n, depth = paths.shape
+    nodes = np.zeros((n, depth + 1), dtype=np.int64)
+    for level in range(depth):
+        _, child = np.unique(paths[:, level], return_inverse=True)
+        key = nodes[:, level] * (int(child.max()) + 1) + child.ravel()
+        _, inverse = np.unique(key, return_inverse=True)
+        nodes[:, level + 1] = inverse.ravel()
+    return nodes
+
+
+def _classes(labels, n, name="labels_true"):
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got {labels.ndim} dimensions.")
+    if labels.size != n:
+        raise ValueError(f"paths and {name} must have the same length; got {n} points and "
+                         f"{labels.size} labels.")
+    return np.unique(labels, return_inverse=True)[1].ravel()
+
+
+def dendrogram_purity(paths, labels_true):
+    r"""Dendrogram purity (Heller & Ghahramani, 2005) of a tree of clusters against known classes.
+
+    Over every pair of distinct points with the same class :math:`c`, the purity of their
+    lowest common ancestor :math:`v` (the share of the points under :math:`v` that are of
+    class :math:`c`), averaged over the pairs:
+
+    .. math::
+
+        \mathrm{DP} = \frac{1}{|\mathcal P|} \sum_{\{i, j\} \in \mathcal P}
+            \frac{n_{\mathrm{lca}(i, j),\, c_i}}{n_{\mathrm{lca}(i, j)}},
+        \qquad \mathcal P = \{\{i, j\} : i \ne j,\ c_i = c_j\}.
+
+    The tree need not be binary: the nodes are given by each point's path, and two points in
+    the same node at the deepest level have that node as their common ancestor (the root is
+    implicit and holds every point). 1 when every class is a subtree of its own; a flat
+    clustering (depth 1) is scored by the purity of the shared cluster for pairs within one
+    cluster and of the root for pairs across clusters.
+
+    Computed in :math:`O(nL)` counts, not over the pairs: the pairs of class :math:`c` whose
+    lowest common ancestor is :math:`v` number
+    :math:`\binom{n_{vc}}{2} - \sum_{u \in \mathrm{children}(v)} \binom{n_{uc}}{2}`.
+
+    Parameters
+    ----------
+    paths : array-like of int of shape (n_points, n_levels) or (n_points,)
+        Each point's node at levels 1..L below the root (``HierarchicalMixture.paths_``). A
+        node is the path prefix ``paths[i, :l]``, so ids may be unique per level, per parent
+        or overall. A 1-D array is a tree of depth 1 (a flat clustering).
+    labels_true : array-like of shape (n_points,)
+        Known classes, of any hashable type.
+
+    Returns
+    -------
+    float in (0, 1]
+
+    Raises
+    ------
+    ValueError
+        Empty input, lengths that differ, node ids that are not integers, or no two points of
+        the same class (no pair to score).
+    """
+    paths = _check_paths(paths)
+    n, depth = paths.shape
+    classes = _classes(labels_true, n)
+    n_classes = int(classes.max()) + 1
+    pairs = _pairs(np.bincount(classes)).sum()
+    if pairs == 0:
+        raise ValueError("labels_true gives every point a class of its own: no pair of points "
+                         "shares a class, so dendrogram purity is undefined.")
+    nodes = _tree_nodes(paths)
+    total = 0.0
+    parent_purity = None  # per (node, class) key of the level above, for the children's term
+    for level in range(depth + 1):
+        key = nodes[:, level] * n_classes + classes
+        keys, n_vc = np.unique(key, return_counts=True)
+        node_of_key = keys // n_classes
+        purity_vc = n_vc / np.bincount(nodes[:, level])[node_of_key]
+        total += np.sum(_pairs(n_vc) * purity_vc)
+        if parent_purity is not None:  # pairs of the children's classes meet lower down
+            parent_keys, purities, parent_of = parent_purity
+            above = parent_of[node_of_key] * n_classes + keys % n_classes
+            total -= np.sum(_pairs(n_vc) * purities[np.searchsorted(parent_keys, above)])
+        if level < depth:
+            parent_of = np.empty(int(nodes[:, level + 1].max()) + 1, dtype=np.int64)
+            parent_of[nodes[:, level + 1]] = nodes[:, level]
+            parent_purity = (keys, purity_vc, parent_of)
+    return float(total / pairs)
+
+
+def _pairs(counts):
+    counts = np.asarray(counts, dtype=float)
+    return counts * (counts - 1) / 2
+
+
+def levelwise_scores(paths, true_levels, measure="nmi"):
+    """Agreement of a tree of clusters with a known hierarchy, level by level.
+
+    At every level :math:`l`, the points' nodes (the path prefixes ``paths[:, :l]``) are
+    compared with the known groups at that level (the prefixes of ``true_levels`` likewise,
+    so known ids, too, may repeat under different parents).
+
+    Parameters
+    ----------
+    paths : array-like of int of shape (n_points, n_levels) or (n_points,)
+        Each point's node at levels 1..L below the root (``HierarchicalMixture.paths_``).
+    true_levels : array-like of shape (n_points, n_levels), or a list of n_levels arrays
+        The known hierarchy, top level first: integer ids of each point's group at every
+        level, or a list of one label array (any hashable type) per level, each of length
+        n_points (a list is read so whenever its shape allows).
+    measure : {"nmi", "ari"} or callable, default="nmi"
+        :func:`nmi` (arithmetic mean), :func:`ari`, or ``f(labels_true, labels_pred)``.
+
+    Returns
+    -------
+    ndarray of float of shape (n_levels,)
+        The score at levels 1..L.
+    """
+    paths = _check_paths(paths)
+    n, depth = paths.shape
+    if isinstance(true_levels, (list, tuple)) and len(true_levels) == depth and all(
+            np.ndim(level) == 1 and len(level) == n for level in true_levels):
+        truth = np.column_stack([_classes(level, n, f"true_levels[{i}]")
+                                 for i, level in enumerate(true_levels)])
+    else:
+        truth = _check_paths(true_levels, "true_levels")
+        if truth.shape[0] != n:
+            raise ValueError(f"paths and true_levels must have the same number of points; got "
+                             f"{n} and {truth.shape[0]}.")
+    if truth.shape[1] != depth:
+        raise ValueError(f"paths has {depth} levels but true_levels has {truth.shape[1]}; "
+                         "compare trees of the same depth (slice the deeper one).")
+    if callable(measure):
+        score = measure
+    elif measure in ("nmi", "ari"):
+        score = nmi if measure == "nmi" else ari
+    else:
+        raise ValueError(f"measure must be 'nmi', 'ari' or a callable; got {measure!r}.")
+    estimated, known = _tree_nodes(paths), _tree_nodes(truth)
+    return np.array([score(known[:, level], estimated[:, level])
+                     for level in range(1, depth + 1)], dtype=float)
 
 
 def match_topics(true_topics, estimated_topics):

@@ -54,7 +54,8 @@ def save(model, path):
 
     name = type(model).__name__
     if name not in _registry():
-        raise TypeError(f"model: cannot save a {name}; supported: {sorted(_registry())}.")
+        raise TypeError(f"model: cannot save an object of type {name}; supported: "
+                        f"{sorted(_registry())}.")
     check_is_fitted(model)
     path = os.fspath(path)
     if not path.endswith(".npz"):

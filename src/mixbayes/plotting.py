@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ._validation import plural
+
 __all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters",
            "plot_topic_selection", "plot_hdp_trace"]
 
@@ -13,7 +15,7 @@ def _axes(ax, figsize=(6, 4)):
         return ax.figure, ax
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo"):
         try:
-            import matplotlib.pyplot as plt
+            import matplotlib.pyplot  # noqa: F401  (a GUI backend that cannot start)
         except ImportError:  # pragma: no cover
             matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -65,14 +67,14 @@ def plot_top_words(model, vocabulary, n=10, max_panels=12):
         probs = model.components_[k, [column_of[w] for w in words[k]]]
         axis.barh(np.arange(len(probs))[::-1], probs, color="C0")
         axis.set_yticks(np.arange(len(probs))[::-1], words[k], fontsize=8)
-        axis.set_title(f"cluster {k} ({sizes[k]} docs)", fontsize=9)
+        axis.set_title(f"cluster {k} ({plural(sizes[k], 'doc')})", fontsize=9)
         axis.set_xlabel("word probability", fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
         axis.xaxis.set_major_locator(MaxNLocator(3))  # a few short ticks: labels never collide
     left_out = len(used) - len(shown)
     empty = K - len(used)
-    heading = f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out else (
-        f"top words of {len(used)} cluster{'s' if len(used) != 1 else ''}")
+    heading = (f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out
+               else f"top words of {plural(len(used), 'cluster')}")
     if empty:
         heading += f" ({empty} empty left out)"
     fig.suptitle(heading, fontsize=10)
@@ -89,6 +91,33 @@ def _integer_ticks(axis):
     formatter = ScalarFormatter(useOffset=False)
     formatter.set_scientific(False)
     axis.yaxis.set_major_formatter(formatter)
+
+
+def _candidate_ticks(axis, ks, most=12):
+    """Put the x ticks of a choice-of-K figure on the candidate K values: every candidate gets
+    a minor tick, and at most ``most`` of them a label - all when they fit, else the round
+    ones (multiples of 2, 5, 10, 20, ... grid steps), else every s-th."""
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter
+
+    ks = np.unique(np.asarray(ks, dtype=int))
+    labelled = ks
+    if ks.size > most:
+        grid = int(np.gcd.reduce(np.diff(ks)))
+        labelled = ks[::int(np.ceil(ks.size / most))]
+        for nice in (2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000):
+            multiples = ks[ks % (nice * grid) == 0]
+            if 4 <= multiples.size <= most:
+                labelled = multiples
+                break
+    axis.xaxis.set_major_locator(FixedLocator(labelled))
+    axis.xaxis.set_minor_locator(FixedLocator(ks))
+    axis.xaxis.set_major_formatter(FormatStrFormatter("%d"))
+
+
+def _legend_below(ax, handles, labels):
+    """The legend under the x axis, where it covers no curve of either y axis."""
+    ax.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+              ncol=2, frameon=False)
 
 
 def plot_selection(selection, ax=None):
@@ -108,24 +137,26 @@ def plot_selection(selection, ax=None):
     if selection.best_k_heldout is not None:
         right = ax.twinx()
         right.plot(ks, selection.column("heldout_log_likelihood"), "s-", color="C3", ms=4,
-                   label=f"held-out log likelihood ({selection.n_heldout} documents)")
+                   label=f"held-out log likelihood ({plural(selection.n_heldout, 'document')})")
         right.axvline(selection.best_k_heldout, color="C3", ls=":", lw=1.5,
                       label=f"chosen K = {selection.best_k_heldout} (held-out)")
         right.set_ylabel("held-out log likelihood (nats)", color="C3")
         _integer_ticks(right)
         more = right.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
-    ax.legend(handles, labels, fontsize=8, loc="lower right")
+    _candidate_ticks(ax, ks)  # last: the twin's _integer_ticks set the shared x locator too
+    _legend_below(ax, handles, labels)
     ax.set_title("choice of the number of clusters")
     fig.tight_layout()
     return fig
 
 
-def plot_gaussian_clusters(model, X, ax=None):
+def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     """Scatter the points coloured by cluster, with each used component's 2-sigma ellipse.
 
     With more than two features the points, means and covariances are projected on the first
-    two principal components of ``X``.
+    two principal components of ``X``. ``feature_names`` (the columns' names) label the axes
+    of one or two features (default: x1, x2).
     """
     from matplotlib.patches import Ellipse
 
@@ -133,41 +164,36 @@ def plot_gaussian_clusters(model, X, ax=None):
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
+    names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
     if d == 1:
-        return _plot_gaussian_1d(model, X[:, 0], fig, ax)
+        return _plot_gaussian_1d(model, X[:, 0], fig, ax, names[0])
     centre = X.mean(axis=0)
-    if d == 1:
-        basis = np.eye(1)
-    elif d == 2:
+    if d == 2:
         basis = np.eye(2)
     else:
         _, _, vt = np.linalg.svd(X - centre, full_matrices=False)
         basis = vt[:2].T
     Y = (X - centre) @ basis
-    if Y.shape[1] == 1:
-        Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
     labels = model.predict(X)
     used = np.unique(labels)
     colours = {k: f"C{i % 10}" for i, k in enumerate(used)}
     for k in used:
         mine = labels == k
         ax.scatter(Y[mine, 0], Y[mine, 1], color=colours[k], s=8, alpha=0.7,
-                   label=f"cluster {k} ({mine.sum()} points)")
+                   label=f"cluster {k} ({plural(mine.sum(), 'point')})")
     for k in np.flatnonzero(model.weights_ > 0.01):
         colour = colours.get(k, "black")  # the ellipse in its points' colour
         mean = (model.means_[k] - centre) @ basis
         cov2 = basis.T @ model.covariance_matrix(k) @ basis
-        if cov2.shape == (1, 1):
-            cov2 = np.diag([cov2[0, 0], 1e-12])
-            mean = np.array([mean[0], 0.0])
         vals, vecs = np.linalg.eigh(cov2)
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
         ax.add_patch(Ellipse(mean, 4 * np.sqrt(vals[-1]), 4 * np.sqrt(max(vals[0], 0)),
                              angle=angle, fill=False, lw=1.5, color=colour))
         ax.plot(*mean, "+", color=colour, ms=10, mew=2)
-    ax.set_xlabel("x1" if d <= 2 else "principal component 1")
-    ax.set_ylabel("x2" if d == 2 else ("principal component 2" if d > 2 else "(one feature)"))
-    ax.set_title(f"{model.n_effective_components_} effective components (2-sigma ellipses)")
+    ax.set_xlabel(names[0] if d == 2 else "principal component 1")
+    ax.set_ylabel(names[1] if d == 2 else "principal component 2")
+    ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
+                 "(2-sigma ellipses)")
     _integer_ticks(ax)
     from matplotlib.ticker import AutoLocator
 
@@ -178,7 +204,7 @@ def plot_gaussian_clusters(model, X, ax=None):
     return fig
 
 
-def _plot_gaussian_1d(model, x, fig, ax):
+def _plot_gaussian_1d(model, x, fig, ax, name):
     """One feature: a histogram of the points stacked by cluster, and each used component's
     density (weight x normal with the fitted mean and variance) scaled to counts."""
     labels = model.predict(x[:, None])
@@ -186,7 +212,7 @@ def _plot_gaussian_1d(model, x, fig, ax):
     bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
     ax.hist([x[labels == k] for k in used], bins=bins, stacked=True, alpha=0.6,
             color=[f"C{i % 10}" for i in range(used.size)],
-            label=[f"cluster {k} ({np.sum(labels == k)} points)" for k in used])
+            label=[f"cluster {k} ({plural(np.sum(labels == k), 'point')})" for k in used])
     grid = np.linspace(x.min() - 0.1 * np.ptp(x), x.max() + 0.1 * np.ptp(x), 400)
     width = bins[1] - bins[0] if bins.size > 1 else 1.0
     for i, k in enumerate(used):
@@ -194,9 +220,10 @@ def _plot_gaussian_1d(model, x, fig, ax):
         density = np.exp(-0.5 * (grid - model.means_[k, 0]) ** 2 / variance) / np.sqrt(
             2 * np.pi * variance)
         ax.plot(grid, x.size * width * model.weights_[k] * density, color=f"C{i % 10}", lw=2)
-    ax.set_xlabel("value")
+    ax.set_xlabel(name)
     ax.set_ylabel("points per bin")
-    ax.set_title(f"{model.n_effective_components_} effective components (fitted densities)")
+    ax.set_title(f"{plural(model.n_effective_components_, 'effective component')} "
+                 "(fitted densities)")
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
@@ -214,6 +241,8 @@ def plot_topic_selection(selection, ax=None):
     ax.set_xlabel("number of topics K")
     ax.set_ylabel("log Bayes factor vs K = 1 (nats)", color="C0")
     _integer_ticks(ax)
+    _candidate_ticks(ax, ks)
+    ax.grid(alpha=0.3)
     right = ax.twinx()
     right.plot(ks, selection.column("dispersion"), "--", color="C3", label="residual dispersion")
     right.axhline(1.0, color="C3", lw=0.5, ls=":", label="dispersion 1 (a fit as good as the "
@@ -221,7 +250,7 @@ def plot_topic_selection(selection, ax=None):
     right.set_ylabel("residual dispersion", color="C3")
     handles, labels = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
-    ax.legend(handles + more[0], labels + more[1], fontsize=8, loc="best")
+    _legend_below(ax, handles + more[0], labels + more[1])
     ax.set_title(f"choice of K: {selection.best_k}")
     fig.tight_layout()
     return fig

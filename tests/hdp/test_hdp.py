@@ -6,7 +6,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scipy.special import gammaln
 from scipy.stats import chi2
 
 import mixbayes as mb
@@ -15,7 +14,6 @@ from mixbayes.hdp import _kernels, _moves, _sampler
 sys.path.insert(0, os.path.dirname(__file__))
 from exact import (  # noqa: E402
     canonical, exact_partition_posterior, log_joint_by_definition, log_marginal_sequential,
-    set_partitions,
 )
 from helpers import geweke_z_scores  # noqa: E402
 
@@ -562,7 +560,7 @@ def test_convergence_warnings_from_traces():
     assert any("chains disagree on the number of clusters" in m for m in messages)
     assert not any(m.startswith("HDP chain 1") for m in messages)
     short = _convergence_warnings(kept[:1, :10], {"n_dishes": np.nan, "log_joint": np.nan})
-    assert short == ["HDP: only 10 sweep(s) after burn-in, too few to check that the chain "
+    assert short == ["HDP: only 10 sweeps after burn-in, too few to check that the chain "
                      "has settled; raise n_iter (32 or more)"]
 
 

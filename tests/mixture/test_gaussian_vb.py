@@ -223,7 +223,7 @@ def test_recovers_simulated_clusters_and_samples():
     (np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 1.0]]), {}, ValueError, "X contains NaN"),
     (np.array([[0.0, 1.0]]), dict(n_components=1), ValueError, "n_samples=1"),
     (np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]), dict(reg_covar=0.0), ValueError,
-     r"zero-variance column\(s\) \[1\].*use reg_covar > 0"),
+     r"a zero-variance column \[1\].*use reg_covar > 0"),
     (np.array([[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]]), dict(reg_covar=0.0), ValueError,
      r"X's covariance is singular.*use reg_covar > 0"),
     (np.arange(10.0).reshape(5, 2), dict(reg_covar=-1e-6), ValueError,

@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 
+from .._validation import plural
+
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
 _MISSING = ("NA", "NAN", "NULL", "?")
 _DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
@@ -53,15 +55,13 @@ def _stop_words(option, raw_text):
 
 def _looks_numeric(path):
     """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
-    from ..corpus import read_text
+    from ..corpus import read_text, sniff_delimiter
 
-    rows = csv.reader(io.StringIO(read_text(path, "input"), newline=""))
-    for row in rows:
-        try:
-            [float(v) for v in row]
-        except ValueError:
-            continue  # a header row
-        return bool(row)
+    text = read_text(path, "input")
+    delimiter = sniff_delimiter(text)
+    for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
+        if _all_numbers(row, decimal_comma=delimiter != ","):
+            return bool(row)
     return False
 
 
@@ -79,14 +79,17 @@ def read_documents(args):
     raw = os.path.exists(path) and _is_raw_text(path)
     if path.endswith((".csv", ".csv.gz")):
         try:
-            corpus = read_corpus(path, labels=args.labels, text_column=args.text_column)
+            corpus = read_corpus(path, text_column=args.text_column)
         except ValueError as exc:
             if "text_column" in str(exc) and _looks_numeric(path):
                 raise ValueError(f"input: {path!r} is a numeric table with no "
                                  f"{args.text_column!r} column of text; {_POINTS_HINT}.") from None
             raise  # main names text_column as --text-column
     else:
-        corpus = read_corpus(path, labels=args.labels)
+        corpus = read_corpus(path)
+    if args.labels is not None:
+        corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
+                                                 "documents"))
     stop_words = _stop_words(args.stop_words, raw)
     if stop_words is not None or args.min_df != 1:
         corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df)
@@ -104,31 +107,37 @@ def read_documents(args):
 
 
 def read_points(path):
-    """Points from a ``.npy`` file or a numeric CSV (an optional header row is skipped).
+    """Points from a ``.npy`` file or a delimited table of numbers.
 
-    Returns an (n, d) float array with no missing, NaN or infinite value.
+    The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
+    than the comma, decimal commas are read too (``1,5;2,25``, as European Excel writes). An
+    optional header row names the columns; a first column that is a row index (unnamed, or
+    named id/index, holding 0, 1, 2, ... or 1, 2, 3, ... as pandas and R write one) is left
+    out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
+    NaN or infinite value, the column names (None without a header; a blank or repeated name
+    is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
-    from ..corpus import read_text
+    from ..corpus import DELIMITERS, read_text, sniff_delimiter
     from .._validation import check_file
 
     path = check_file(path, "input")
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
     if path.endswith(".npy"):
-        return _points_from_npy(path)
-    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv")):
+        return _points_from_npy(path), None, []
+    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv", ".tsv.gz")):
         raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
     text = read_text(path, "input")
-    first = next((line for line in text.splitlines()
-                  if line.strip() and not line.startswith("#")), "")
-    delimiter = next((d for d in (",", "\t", ";") if d in first), None)
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
+             if line.strip() and not line.startswith("#")]
+    delimiter = (sniff_delimiter(text) if any(d in line for _, line in lines[:200]
+                                              for d in DELIMITERS) else None)
+    decimal_comma = delimiter not in (",", None)
     header, rows = None, []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
+    for number, line in lines:
         fields = ([v.strip() for v in next(csv.reader([line], delimiter=delimiter))]
                   if delimiter else line.split())
-        if header is None and not rows and not _all_numbers(fields):
+        if header is None and not rows and not _all_numbers(fields, decimal_comma):
             header = fields
             continue
         rows.append((number, fields))
@@ -138,13 +147,13 @@ def read_points(path):
     width = len(header) if header is not None else len(rows[0][1])
     values = np.empty((len(rows), width))
     number, fields = rows[0]
-    if not _all_numbers([f for f in fields if f and f.upper() not in _MISSING]):
+    if not _all_numbers([f for f in fields if f and f.upper() not in _MISSING], decimal_comma):
         raise ValueError(f"input: {path!r} line {number} is not numbers ({fields[0][:30]!r} ...):"
                          f" it looks like text; {_DOCUMENTS_HINT}.")
     for i, (number, fields) in enumerate(rows):
         if len(fields) != width:
-            raise ValueError(f"input: {path!r} line {number} has {len(fields)} values; "
-                             f"expected {width} (as on the {'header' if header else 'first'} "
+            raise ValueError(f"input: {path!r} line {number} has {plural(len(fields), 'value')}"
+                             f"; expected {width} (as on the {'header' if header else 'first'} "
                              "row).")
         for j, field in enumerate(fields):
             where = f"input: {path!r} line {number}, column {j + 1}" + (
@@ -154,18 +163,52 @@ def read_points(path):
                 raise ValueError(f"{where}: a missing value{shown}; remove or impute the row "
                                  "first.")
             try:
-                values[i, j] = float(field)
+                values[i, j] = _number(field, decimal_comma)
             except ValueError:
                 raise ValueError(f"{where}: {field!r} is not a number; is this a table of "
                                  "points?") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
-    return values
+    notes = []
+    if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
+        notes.append(f"column 1 ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
+                     f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
+                     "left out of the features")
+        values, header = values[:, 1:], header[1:]
+    return values, None if header is None else _unique_names(header), notes
 
 
-def _all_numbers(fields):
+def _is_row_index(name, column):
+    """Whether a column named ``name`` is a row index: no name (or id, index, row) over the
+    row numbers counted from 0 or 1."""
+    if name.strip().lower() not in ("", "id", "index", "row", "rownames", "unnamed: 0"):
+        return False
+    return column.size > 1 and any(np.array_equal(column, np.arange(start, start + column.size))
+                                   for start in (0, 1))
+
+
+def _unique_names(header):
+    names, seen = [], {}
+    for j, name in enumerate(header):
+        name = name or f"x{j + 1}"
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    return names
+
+
+def _number(field, decimal_comma=False):
+    """``float(field)``, reading ``1,5`` as 1.5 when ``decimal_comma``."""
+    if decimal_comma and field.count(",") == 1 and "." not in field:
+        field = field.replace(",", ".")
+    return float(field)
+
+
+def _all_numbers(fields, decimal_comma=False):
     try:
-        [float(v) for v in fields]
+        [_number(v, decimal_comma) for v in fields]
     except ValueError:
         return False
     return True
@@ -198,10 +241,11 @@ def _points_from_npy(path):
 
 
 def read_sidecar(path, name, n, what):
-    """One label (or group) per point from ``path``; its length must be ``n``."""
-    from ..corpus import read_labels
+    """One label (or group) per document or point from ``path`` (a header row skipped, see
+    :func:`mixbayes.corpus.read_labels`); its length must be ``n``."""
+    from ..corpus import _read_label_file, label_count_message
 
-    values = read_labels(path)
+    values, header = _read_label_file(path, f"--{name}")
     if values.shape != (n,):
-        raise ValueError(f"--{name} has {values.size} entries but the input has {n} {what}.")
+        raise ValueError(label_count_message(f"--{name}", path, values.size, header, n, what))
     return values

@@ -10,6 +10,8 @@ import tempfile
 
 import numpy as np
 
+from .._validation import plural
+
 # every file some run writes: what --force may replace in a folder used before
 OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
                 "model.npz", "summary.json", "selection.csv", "trace.csv", "convergence.png",
@@ -110,18 +112,29 @@ def print_groups(entries, unit, size_text, stream, where, body=None, shown=SHOWN
     for entry in ordered[:shown]:
         print(f"  {unit} {entry[unit]:>3} ({size_text(entry)}): {body(entry)}", file=stream)
     if len(ordered) > shown:
-        print(f"  ... and {len(ordered) - shown} smaller {unit}s not shown (all are in "
-              f"{where})", file=stream)
+        print(f"  ... and {plural(len(ordered) - shown, 'smaller ' + unit)} not shown (all are "
+              f"in {where})", file=stream)
     if empty:
-        print(f"  ({len(empty)} empty {unit}{'s' if len(empty) > 1 else ''}: "
+        print(f"  ({plural(len(empty), 'empty ' + unit)}: "
               f"{', '.join(str(e[unit]) for e in empty[:10])}{', ...' if len(empty) > 10 else ''})",
               file=stream)
 
 
+def feature_names(names, d):
+    """The names of ``d`` features: the input's header row (``names``), else x1, x2, ..."""
+    return list(names) if names is not None else [f"x{j + 1}" for j in range(d)]
+
+
+def named_mean(mean, names):
+    """A cluster's mean for clusters.json: ``{feature name: value}``."""
+    return dict(zip(feature_names(names, len(mean)), map(float, mean)))
+
+
 def mean_text(entry):
-    """A cluster's mean, its first four coordinates."""
-    mean = ", ".join(f"{v:.3g}" for v in entry["mean"][:4])
-    return f"mean [{mean}{', ...' if len(entry['mean']) > 4 else ''}]"
+    """A cluster's mean, its first four coordinates with their names."""
+    items = list(entry["mean"].items())
+    mean = ", ".join(f"{name} {v:.3g}" for name, v in items[:4])
+    return f"mean ({mean}{', ...' if len(items) > 4 else ''})"
 
 
 def note_documents(settings, stop_words, args, left_out, stream):
@@ -130,5 +143,5 @@ def note_documents(settings, stop_words, args, left_out, stream):
         f"{len(stop_words)} words from {args.stop_words}")
     settings["empty_documents_left_out"] = left_out
     if left_out:
-        print(f"{left_out} empty document(s) left out (blank, or no words left after stop words "
-              "and --min-df); they are not in assignments.csv", file=stream)
+        print(f"{plural(left_out, 'empty document')} left out (blank, or no words left after "
+              "stop words and --min-df); they are not in assignments.csv", file=stream)

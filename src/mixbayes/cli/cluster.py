@@ -6,10 +6,11 @@ import time
 
 import numpy as np
 
+from .._validation import plural
 from . import range_text
 from ._inputs import read_documents, read_points, read_sidecar
-from ._outputs import (mean_text, note_documents, print_groups, save_figure, write_json,
-                       write_rows)
+from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
+                       save_figure, write_json, write_rows)
 
 
 def run_cluster(args, settings, out, verbose, stream):
@@ -100,28 +101,34 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     write_json(out.file("summary.json"), summary)
 
     gibbs = getattr(model, "inference", "vb") == "gibbs"
-    print(f"{summary['n_documents']} documents x {summary['n_terms']} terms -> "
-          f"{summary['n_components']} clusters in {elapsed:.1f} s "
-          f"({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, {model.n_iter_} "
-          f"{'sweeps' if gibbs else 'iterations'}{'' if model.converged_ else ', NOT converged'})",
-          file=stream)
+    print(f"{plural(summary['n_documents'], 'document')} x "
+          f"{plural(summary['n_terms'], 'term')} -> {plural(summary['n_components'], 'cluster')} "
+          f"in {elapsed:.1f} s ({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, "
+          f"{plural(model.n_iter_, 'sweep' if gibbs else 'iteration')}"
+          f"{'' if model.converged_ else ', NOT converged'})", file=stream)
     if selection is not None:
         print(f"choice of K over {range_text(args.select)}:", file=stream)
         print(str(selection), file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
-                 lambda c: f"{c['size']:>5} docs", stream, "clusters.json")
+                 lambda c: plural(c["size"], "doc", spec=">5"), stream, "clusters.json")
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 
 
 # ---------------------------------------------------------------------- gmm
+def _note_points(notes, stream):
+    for note in notes:
+        print(f"note: {note}", file=stream)
+
+
 def _run_gmm(args, settings, out, verbose, stream, start):
     from .. import plotting
     from ..mixture import VariationalGaussianMixture
     from ..persist import save
 
-    X = read_points(args.input)
+    X, names, notes = read_points(args.input)
+    _note_points(notes, stream)
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
@@ -137,24 +144,25 @@ def _run_gmm(args, settings, out, verbose, stream, start):
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
     clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
-                     mean=model.means_[k].tolist()) for k in range(model.n_components)]
+                     mean=named_mean(model.means_[k], names)) for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
     save(model, out.file("model.npz"))
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
-                   n_effective_components=model.n_effective_components_,
+                   features=feature_names(names, X.shape[1]), n_effective_components=model.n_effective_components_,
                    elbo=float(model.elbo_), n_iter=int(model.n_iter_),
-                   converged=bool(model.converged_), seconds=round(elapsed, 3))
+                   converged=bool(model.converged_), seconds=round(elapsed, 3), notes=notes)
     _scores(summary, known, model.labels_)
     save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
-    save_figure(plotting.plot_gaussian_clusters(model, X), out.file("scatter.png"))
+    save_figure(plotting.plot_gaussian_clusters(model, X, feature_names=names),
+                out.file("scatter.png"))
     write_json(out.file("summary.json"), summary)
 
-    print(f"{summary['n_samples']} points x {summary['n_features']} features -> "
-          f"{model.n_effective_components_} effective components of {model.n_components} in "
-          f"{elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
+    print(f"{plural(summary['n_samples'], 'point')} x {plural(summary['n_features'], 'feature')}"
+          f" -> {plural(model.n_effective_components_, 'effective component')} of "
+          f"{model.n_components} in {elapsed:.1f} s (ELBO {model.elbo_:.1f})", file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters if c["size"]], "cluster",
-                 lambda c: f"{c['size']:>5} points, weight {c['weight']:.3f}", stream,
-                 "clusters.json", body=mean_text)
+                 lambda c: f"{plural(c['size'], 'point', spec='>5')}, weight {c['weight']:.3f}",
+                 stream, "clusters.json", body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
@@ -200,15 +208,16 @@ def _write_hdp_trace(out, model, nmi_trace):
 
 
 def _print_hdp_header(model, what, args, elapsed, stream):
-    print(f"{what} -> {model.n_components_} clusters after {args.n_iter} sweeps in "
-          f"{elapsed:.1f} s", file=stream)
+    print(f"{what} -> {plural(model.n_components_, 'cluster')} after "
+          f"{plural(args.n_iter, 'sweep')} in {elapsed:.1f} s", file=stream)
 
 
 def _run_hdp_points(args, settings, out, verbose, stream, start):
     """Points within groups: the Gaussian kernel."""
     from .. import metrics
 
-    X = read_points(args.input)
+    X, names, notes = read_points(args.input)
+    _note_points(notes, stream)
     groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     nmi_trace = []
@@ -226,19 +235,22 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
                ([i, groups[i], int(k)] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, points=int(sizes[k]), mean=model.components_[k].tolist())
-                for k in range(model.n_components_)]
+    clusters = [dict(cluster=k, points=int(sizes[k]),
+                     mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
     summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
-                           n_features=int(X.shape[1]), n_groups=int(model.n_groups_))
+                           n_features=int(X.shape[1]), features=feature_names(names, X.shape[1]),
+                           n_groups=int(model.n_groups_))
     _scores(summary, known, model.labels_)
-    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
+    summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_,
+                   notes=notes)
     write_json(out.file("summary.json"), summary)
-    _print_hdp_header(model, f"{X.shape[0]} points in {model.n_groups_} groups", args, elapsed,
-                      stream)
+    _print_hdp_header(model, f"{plural(X.shape[0], 'point')} in "
+                      f"{plural(model.n_groups_, 'group')}", args, elapsed, stream)
     print_groups([dict(c, sort=c["points"]) for c in clusters], "cluster",
-                 lambda c: f"{c['points']:>6} points", stream, "clusters.json", body=mean_text)
+                 lambda c: plural(c["points"], "point", spec=">6"), stream, "clusters.json",
+                 body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
@@ -288,10 +300,11 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     _scores(summary, known, model.group_labels_)
     summary.update(seconds=round(elapsed, 3), warnings=model.convergence_warnings_)
     write_json(out.file("summary.json"), summary)
-    _print_hdp_header(model, f"{X.shape[0]} documents ({summary['n_tokens']} tokens)", args,
-                      elapsed, stream)
+    _print_hdp_header(model, f"{plural(X.shape[0], 'document')} "
+                      f"({plural(summary['n_tokens'], 'token')})", args, elapsed, stream)
     print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
-                 lambda c: f"{c['documents']:>5} docs, {c['tokens']:>6} tokens", stream,
+                 lambda c: f"{plural(c['documents'], 'doc', spec='>5')}, "
+                           f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     _print_scores(summary, stream, " (majority cluster per document)")
     print(f"outputs written to {args.out}/", file=stream)

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .._validation import plural
 from ._inputs import read_documents
 from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
 
@@ -63,8 +64,8 @@ def run_topics(args, settings, out, verbose, stream):
                 for i, (doc, row) in enumerate(zip(corpus.doc_ids, model.doc_topic_))))
     save(model, out.file("model.npz"))
 
-    print(f"{corpus.n_documents} documents x {corpus.n_terms} terms -> {model.n_components} "
-          f"topics in {elapsed:.1f} s", file=stream)
+    print(f"{plural(corpus.n_documents, 'document')} x {plural(corpus.n_terms, 'term')} -> "
+          f"{plural(model.n_components, 'topic')} in {elapsed:.1f} s", file=stream)
     if selection is not None:
         print(str(selection), file=stream)
     print_groups([dict(t, sort=t["usage"]) for t in topics], "topic",

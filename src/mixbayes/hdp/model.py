@@ -22,6 +22,7 @@ from .._validation import (
     check_counts,
     check_points,
     check_random_state,
+    plural,
     top_terms,
     validate_params,
 )
@@ -209,7 +210,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         empty = np.flatnonzero(np.asarray(X.sum(axis=1)).ravel() == 0)
         if empty.size:
             raise ValueError(
-                f"X has {empty.size} empty document(s) (e.g. row {empty[0]}): a group needs at "
+                f"X has {plural(empty.size, 'empty document')} (e.g. row {empty[0]}): a group "
+                "needs at "
                 "least one observation; drop them first (X[X.sum(axis=1).A1 > 0])."
             )
         W = X.shape[1]
@@ -457,7 +459,8 @@ def _convergence_warnings(kept, rhat):
     joint within any chain, and chains that disagree."""
     messages = []
     if kept.shape[1] < 16:
-        messages.append(f"HDP: only {kept.shape[1]} sweep(s) after burn-in, too few to check "
+        messages.append(f"HDP: only {plural(kept.shape[1], 'sweep')} after burn-in, too few to "
+                        "check "
                         "that the chain has settled; raise n_iter (32 or more)")
     else:  # Geweke's windows need a few draws each
         first = max(0.1, 4 / kept.shape[1])  # the first 10%, and at least 4 sweeps

@@ -42,6 +42,7 @@ from .._validation import (
     check_n_components,
     check_n_features,
     check_random_state,
+    plural,
     validate_params,
 )
 from ..exceptions import ConvergenceWarning
@@ -209,7 +210,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 best = result
         if not best["converged"]:
             warnings.warn(
-                f"{type(self).__name__}: the best of {n_kept} run(s) did not converge in "
+                f"{type(self).__name__}: the best of {plural(n_kept, 'run')} did not converge in "
                 f"max_iter={self.max_iter} iterations (last ELBO change{self._tol_unit} "
                 f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,

@@ -148,7 +148,7 @@ class VariationalGaussianMixture(VariationalMixture):
         super()._check_params(n_samples)
         if n_samples < 2:
             raise ValueError(
-                f"X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
+                "X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
             )
 
     def _make_family(self, X):
@@ -298,10 +298,12 @@ def _covariance_prior(value, X, covariance_type, variances, reg_covar):
         if reg_covar == 0:
             flat = np.flatnonzero(variances <= 0)
             if flat.size:
+                one = flat.size == 1
                 raise ValueError(
-                    f"X has zero-variance column(s) {flat.tolist()}: the data-scaled "
-                    "covariance_prior would be singular; use reg_covar > 0 (the default 1e-6 "
-                    "floors it), drop the column(s) or pass covariance_prior."
+                    f"X has {'a zero-variance column' if one else 'zero-variance columns'} "
+                    f"{flat.tolist()}: the data-scaled covariance_prior would be singular; use "
+                    "reg_covar > 0 (the default 1e-6 floors it), drop "
+                    f"{'it' if one else 'them'} or pass covariance_prior."
                 )
             if covariance_type == "full" and not _positive_definite(value):
                 raise ValueError(

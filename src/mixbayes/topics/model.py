@@ -25,6 +25,7 @@ from .._validation import (
     RandomState,
     check_counts,
     check_n_features,
+    plural,
     top_terms,
     validate_params,
 )
@@ -175,8 +176,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
             )
         if used_terms.size < p:
             warnings.warn(
-                f"{p - used_terms.size} term(s) never occur in X; they are left out of the fit "
-                "and get probability 0 in every topic (see dropped_terms_).",
+                f"{plural(p - used_terms.size, 'term')} of X never occur; they are left out of "
+                "the fit and get probability 0 in every topic (see dropped_terms_).",
                 UserWarning, stacklevel=3,
             )
         X_used = X[used_docs][:, used_terms]
@@ -283,8 +284,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         dropped = X.sum() - X_used.sum()
         if dropped > 0:
             warnings.warn(
-                f"{int(dropped)} word(s) of X belong to terms unused in training (probability 0 "
-                "under every topic); they are left out.", UserWarning, stacklevel=3,
+                f"{plural(int(dropped), 'word')} of X belong to terms unused in training "
+                "(probability 0 under every topic); they are left out.", UserWarning, stacklevel=3,
             )
         counts = _fit.CountsCSR.from_matrix(X_used)
         theta = np.ascontiguousarray(self.topics_[:, used].T)
