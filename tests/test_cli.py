@@ -186,6 +186,6 @@ def test_hdp_points_end_to_end(tmp_path):
     assert mb.load(out / "model.npz").n_components_ == summary["n_clusters"]
     (tmp_path / "short.txt").write_text("a\nb\n")
     bad = _run("cluster", "points.csv", "--model", "hdp", "--groups", "short.txt", cwd=tmp_path)
-    assert bad.returncode != 0 and "groups has 2 entries" in bad.stderr
+    assert bad.returncode != 0 and "'short.txt' holds 2 entries but the input has 300 points" in bad.stderr
     bad = _run("cluster", "points.csv", "--model", "gmm", "--groups", "groups.txt", cwd=tmp_path)
     assert bad.returncode != 0 and "--groups applies to --model hdp" in bad.stderr
