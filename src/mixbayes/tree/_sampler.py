@@ -190,9 +190,8 @@ def logsumexp(a, axis=None):
 def log_gamma_draws(shape, rng):
     r""":math:`\log G`, :math:`G \sim \mathrm{Gamma}(a)`, without underflow for tiny :math:`a`:
     :math:`G = G' U^{1/a}` with :math:`G' \sim \mathrm{Gamma}(a + 1)`."""
-    shape = np.asarray(shape, dtype=float)
-    with np.errstate(over="ignore"):  # a shape of ~1e-300 sends the draw to -inf (G = 0)
-        return np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
+    shape = np.maximum(shape, 1e-300)  # a shape that underflowed to 0 (or a denormal): G ~ 0
+    return np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
 
 
 def log_dirichlet(log_alpha, rng):
@@ -207,7 +206,7 @@ def log_dirichlet(log_alpha, rng):
 
 def log_beta(a, b, rng):
     r""":math:`(\log w, \log(1 - w))` for :math:`w \sim \mathrm{Beta}(a, b)`, in log space."""
-    ga, gb = log_gamma_draws(np.maximum(np.array([a, b]), 1e-300), rng)
+    ga, gb = log_gamma_draws(np.array([a, b]), rng)
     total = np.logaddexp(ga, gb)
     return ga - total, gb - total
 
