@@ -44,7 +44,7 @@ def test_geweke_joint_distribution(d):
                     observation_variance=1.0, mean_prior_variance=1.0)
     rng = np.random.default_rng(10 + d)
     forward = []
-    for _ in range(1000):
+    for _ in range(800):
         X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
         forward.append(_summaries(truth.paths[:, 0], truth.paths[:, 1], truth.components,
                                   truth.means[truth.components], X))
@@ -56,7 +56,7 @@ def test_geweke_joint_distribution(d):
     data = tree_data(X)
     state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
     successive = []
-    for _ in range(2000):
+    for _ in range(1500):
         _sampler.sweep(data, state, rng)
         means = state.means[state.comp]
         X = means + rng.standard_normal(X.shape)
@@ -191,7 +191,7 @@ def test_tree_posterior_matches_enumeration():
     data = _sampler.TreeData(X, 2, gamma0, gamma, alpha, sigma2, np.zeros(1), s02)
     rng = np.random.default_rng(7)
     state = _sampler.initial_state(data, rng)
-    counts, n, thin = dict.fromkeys(exact, 0), 1200, 2
+    counts, n, thin = dict.fromkeys(exact, 0), 900, 2
     for sweep in range(50 + n * thin):
         _sampler.sweep(data, state, rng)
         if sweep >= 50 and (sweep - 50) % thin == 0:

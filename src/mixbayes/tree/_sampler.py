@@ -25,7 +25,8 @@ One sweep, each step exact for its conditional target:
    :math:`m` the prior predictive :math:`N(m_0, (\sigma^2 + s_0^2) I)`, and
    :math:`\Delta\sum\xi` over every point whose sibling sets the move changes. (Proposal and
    prior terms of new and vacated nodes cancel; :math:`c_n` is redrawn by step 2.)
-2. **Components** by Gibbs: :math:`p(c_n = k) \propto \beta_{v_{nL}k} f(x_n\mid\mu_k)`, a new one
+2. **Components** by Gibbs, each point's right after its path move (the point is first
+   taken out of its component; one it held alone is merged back into the remainders at once): :math:`p(c_n = k) \propto \beta_{v_{nL}k} f(x_n\mid\mu_k)`, a new one
    :math:`\propto \beta^*_{v_{nL}} m(x_n)`. A new component's weights are split off every node's
    remainder, top-down, with the law of an atom the point has *drawn*: the fraction
    :math:`w_z` of :math:`\beta^*_z` is :math:`\mathrm{Beta}(1, \gamma_0)` at the root,
@@ -511,8 +512,7 @@ def sweep(data, state, rng, reg_rng=None):
     if reg_rng is None and data.margin_weight > 0:
         raise ValueError("the regularisation steps need their random stream when C > 0")
     loglik = lookup(data.grouped, state.means[: state.K])
-    loglik, rate = path_step(data, state, loglik, rng, reg_rng)
-    loglik = component_step(data, state, loglik, rng)
+    loglik, rate = path_step(data, state, loglik, rng, reg_rng)  # reseats every component
     weight_step(data, state, rng)
     mean_step(data, state, rng)
     if reg_rng is not None:

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._progress import progress
 from .._validation import (
     Interval,
+    Options,
     RandomState,
     check_n_features,
     check_points,
@@ -69,6 +70,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Sweeps before the kept state may be chosen and left out of R-hat/ESS; None means
         ``n_iter // 2``.
     n_chains : int, default=1
+    init : {"ward", "single"}, default="ward"
+        Starting state: Ward's agglomerative hierarchy cut at :math:`\sqrt{N/2}` leaves
+        (used as components) and :math:`\sqrt{N/2}^{\ell/L}` nodes at level :math:`\ell`, or
+        every point on one path in one component (from which path moves proposed from the
+        prior open branches slowly).
     random_state : int, Generator or None, default=0
     verbose : int, default=0
 
@@ -108,12 +114,13 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         "n_chains": Interval("int", 1),
         "random_state": RandomState(),
         "verbose": Interval("int", 0),
+        "init": Options(("ward", "single")),
     }
 
     def __init__(self, depth=2, *, top_concentration=1.0, branch_concentration=1.0,
                  path_concentration=1.0, margin_weight=0.0, margin=1.0,
                  discriminant_variance=1.0, observation_variance=None, mean_prior_variance=None,
-                 n_iter=100, burn_in=None, n_chains=1, random_state=0, verbose=0):
+                 n_iter=100, burn_in=None, n_chains=1, init="ward", random_state=0, verbose=0):
         self.depth = depth
         self.top_concentration = top_concentration
         self.branch_concentration = branch_concentration
@@ -126,6 +133,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.n_iter = n_iter
         self.burn_in = burn_in
         self.n_chains = n_chains
+        self.init = init
         self.random_state = random_state
         self.verbose = verbose
 
@@ -158,7 +166,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         streams = check_random_state(self.random_state).spawn(self.n_chains)
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
-            state = _sampler.initial_state(data, rng, reg_rng)
+            state = _sampler.initial_state(data, rng, reg_rng, *self._start(data.points))
             with progress(self.n_iter, self.verbose, f"tree chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
                     rate = _sampler.sweep(data, state, rng, reg_rng)
@@ -208,6 +216,25 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.observation_variance_ = float(data.observation_variance)
         self.mean_prior_variance_ = float(data.mean_prior_variance)
         self.n_features_in_ = data.points.shape[1]
+
+    def _start(self, X):
+        r"""The starting state (``init``): one path and one component, or a Ward hierarchy
+        cut at about :math:`\sqrt{N/2}^{\ell/L}` clusters at level :math:`\ell`, the leaves
+        as components. Any start is valid: it only shortens the burn-in."""
+        if self.init == "single":
+            return None, None
+        from sklearn.cluster import AgglomerativeClustering
+
+        N, L = X.shape[0], self.depth
+        leaves = int(min(N, max(2, round(np.sqrt(N / 2)))))
+        ward = AgglomerativeClustering(n_clusters=leaves, linkage="ward",
+                                       compute_full_tree=True).fit(X)
+        children, n_leaves = ward.children_, X.shape[0]
+        paths = np.zeros((N, L), dtype=np.int64)
+        for level in range(1, L + 1):
+            k = max(1, int(round(leaves ** (level / L))))
+            paths[:, level - 1] = _cut(children, n_leaves, k)
+        return paths, paths[:, -1].copy()
 
     @property
     def tree_(self):
@@ -266,3 +293,17 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+
+def _cut(children, n_leaves, k):
+    """Flat labels of the points when a scikit-learn merge tree is cut into ``k`` clusters."""
+    parent = np.arange(n_leaves + children.shape[0])
+    for step, (a, b) in enumerate(children[: n_leaves - k]):
+        parent[a] = parent[b] = n_leaves + step
+    labels = np.arange(n_leaves)
+    for _ in range(n_leaves):
+        moved = parent[labels]
+        if np.array_equal(moved, labels):
+            break
+        labels = moved
+    return np.unique(labels, return_inverse=True)[1].ravel()
