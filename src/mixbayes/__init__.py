@@ -9,12 +9,14 @@ from .hdp import HDPMixture
 from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture, select_n_clusters
 from .persist import load, save
 from .topics import TopicModel, select_n_topics
+from .tree import HierarchicalMixture
 
 __all__ = [
     "Corpus",
     "ConvergenceWarning",
     "DirichletMultinomialMixture",
     "HDPMixture",
+    "HierarchicalMixture",
     "datasets",
     "diagnostics",
     "load",

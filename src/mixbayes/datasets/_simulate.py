@@ -303,3 +303,165 @@ def _majority_per_group(labels, groups, J):
     counts = np.zeros((J, labels.max() + 1), dtype=np.int64)
     np.add.at(counts, (groups, labels), 1)
     return counts.argmax(axis=1)
+
+
+@dataclass
+class TreeTruth:
+    """What generated a :func:`make_tree_data` sample.
+
+    ``paths[n, l]`` is the node of point n at level l + 1, numbered 0.. within each level
+    (so ``paths[:, l]`` are the true flat labels at that level); ``labels`` are the leaves
+    (``paths[:, -1]``) and ``components`` the Gaussian component of every point.
+    """
+
+    paths: np.ndarray  # (n, depth)
+    labels: np.ndarray  # (n,)
+    components: np.ndarray  # (n,)
+    means: np.ndarray  # (n_components, d)
+
+
+@dataclass
+class _TreeSettings:
+    n_samples: int
+    depth: int
+    n_features: int
+    top_concentration: float
+    branch_concentration: float
+    path_concentration: float
+    observation_variance: float
+    mean_prior_variance: float
+    leaf_spread: float
+    parent_spread: float
+
+
+def _ncrp_paths(n, depth, alpha, rng):
+    """Paths of ``n`` points drawn one after another by the nested CRP, as node keys per level
+    (tuples of child indices from the root)."""
+    children = {(): []}  # node key -> sizes of its children
+    paths = []
+    for _ in range(n):
+        key, path = (), []
+        for _ in range(depth):
+            sizes = children[key]
+            weights = np.append(sizes, alpha)
+            child = rng.choice(weights.size, p=weights / weights.sum())
+            if child == len(sizes):
+                sizes.append(0)
+                children[key + (child,)] = []
+            sizes[child] += 1
+            key = key + (child,)
+            path.append(key)
+        paths.append(path)
+    return paths
+
+
+def _level_labels(paths, depth):
+    out = np.empty((len(paths), depth), dtype=np.int64)
+    for level in range(depth):
+        names = {}
+        for n, path in enumerate(paths):
+            out[n, level] = names.setdefault(path[level], len(names))
+    return out
+
+
+def _franchise_components(paths, gamma0, gamma, rng):
+    r"""Components of points at the leaves of ``paths`` drawn by the multilevel Chinese
+    restaurant franchise: the node weights integrated out, a customer of node :math:`z` sits at
+    a table :math:`\propto` its size or opens one :math:`\propto \gamma`, whose component is
+    a draw from the parent node; at the root a component is picked :math:`\propto` the number
+    of its root customers or a new one :math:`\propto \gamma_0`."""
+    tables = {}  # node key -> list of [size, component]
+    root_counts = []
+
+    def draw(key):
+        if key == ():
+            weights = np.append(root_counts, gamma0)
+            k = rng.choice(weights.size, p=weights / weights.sum())
+            if k == len(root_counts):
+                root_counts.append(0)
+            root_counts[k] += 1
+            return k
+        seats = tables.setdefault(key, [])
+        weights = np.append([s for s, _ in seats], gamma)
+        t = rng.choice(weights.size, p=weights / weights.sum())
+        if t == len(seats):
+            seats.append([0, draw(key[:-1])])
+        seats[t][0] += 1
+        return seats[t][1]
+
+    return np.array([draw(path[-1]) for path in paths], dtype=np.int64)
+
+
+def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branching=(3, 3),
+                   top_concentration=1.0, branch_concentration=1.0, path_concentration=1.0,
+                   observation_variance=1.0, mean_prior_variance=25.0, leaf_spread=4.0,
+                   parent_spread=15.0, random_state=0):
+    r"""Simulate points with a known hierarchy.
+
+    ``kind="model"``: the generative process of document 5 (BHMC) with the node weights
+    integrated out: paths by the nested CRP (:math:`\alpha` = ``path_concentration``),
+    components by the multilevel Chinese restaurant franchise (:math:`\gamma_0`, :math:`\gamma`),
+    :math:`\mu_k \sim N(0, s_0^2 I)` (:math:`s_0^2` = ``mean_prior_variance``) and
+    :math:`x_n \sim N(\mu_{c_n}, \sigma^2 I)` (:math:`\sigma^2` = ``observation_variance``).
+
+    ``kind="nested"``: a nested Gaussian hierarchy like the document's Figure 2, of depth 2:
+    ``branching[0]`` parents with centres :math:`N(0, \text{parent\_spread}^2 I)`, each with
+    ``branching[1]`` leaves (a sequence gives every parent its own number) with centres at
+    ``leaf_spread`` around the parent's (evenly spread directions in the first two features);
+    every leaf is one Gaussian component :math:`N(\text{centre}, \sigma^2 I)`, and the points are
+    spread evenly over the leaves. ``depth`` must be 2.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    truth : TreeTruth
+    """
+    settings = _TreeSettings(n_samples, depth, n_features, top_concentration,
+                             branch_concentration, path_concentration, observation_variance,
+                             mean_prior_variance, leaf_spread, parent_spread)
+    validate_params(settings, {
+        "n_samples": Interval("int", 1), "depth": Interval("int", 1),
+        "n_features": Interval("int", 1),
+        "top_concentration": Interval("real", 0, None, "neither"),
+        "branch_concentration": Interval("real", 0, None, "neither"),
+        "path_concentration": Interval("real", 0, None, "neither"),
+        "observation_variance": Interval("real", 0, None, "neither"),
+        "mean_prior_variance": Interval("real", 0, None, "neither"),
+        "leaf_spread": Interval("real", 0), "parent_spread": Interval("real", 0),
+    })
+    rng = check_random_state(random_state)
+    d = n_features
+    if kind == "model":
+        keys = _ncrp_paths(n_samples, depth, float(path_concentration), rng)
+        paths = _level_labels(keys, depth)
+        components = _franchise_components(keys, float(top_concentration),
+                                           float(branch_concentration), rng)
+        means = np.sqrt(mean_prior_variance) * rng.standard_normal((components.max() + 1, d))
+    elif kind == "nested":
+        if depth != 2:
+            raise ValueError(f"depth must be 2 for kind='nested'; got {depth!r}.")
+        n_parents = int(branching[0])
+        leaves = np.broadcast_to(np.asarray(branching[1:], dtype=np.int64).ravel(),
+                                 (n_parents,)) if len(branching) == 2 else \
+            np.asarray(branching[1:], dtype=np.int64)
+        if n_parents < 1 or leaves.shape != (n_parents,) or np.any(leaves < 1):
+            raise ValueError("branching must be (n_parents, leaves per parent) or (n_parents, "
+                             f"leaves of parent 1, ..., leaves of parent n); got {branching!r}.")
+        parent_centres = parent_spread * rng.standard_normal((n_parents, d))
+        means, parent_of = [], []
+        for p in range(n_parents):
+            angles = 2 * np.pi * (np.arange(leaves[p]) / leaves[p] + rng.random())
+            offsets = np.zeros((leaves[p], d))
+            offsets[:, 0] = np.cos(angles)
+            if d > 1:
+                offsets[:, 1] = np.sin(angles)
+            means.append(parent_centres[p] + leaf_spread * offsets)
+            parent_of += [p] * int(leaves[p])
+        means = np.vstack(means)
+        components = np.arange(n_samples) % means.shape[0]
+        rng.shuffle(components)
+        paths = np.column_stack([np.asarray(parent_of)[components], components])
+    else:
+        raise ValueError(f"kind must be 'model' or 'nested'; got {kind!r}.")
+    X = means[components] + np.sqrt(observation_variance) * rng.standard_normal((n_samples, d))
+    return X, TreeTruth(paths, paths[:, -1].copy(), components, means)

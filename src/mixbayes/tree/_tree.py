@@ -1,0 +1,95 @@
+"""The fitted tree: the kept state simplified for display, with Newick and JSON export.
+
+Simplification (document 5, §4): empty nodes are never kept, and a node without siblings is
+merged into its parent, repeatedly; the merged node keeps the parent's number and level.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Tree:
+    """A simplified tree. Node 0 is the root; arrays are indexed by node.
+
+    Attributes
+    ----------
+    parent : ndarray of shape (n_nodes,)
+        Parent of every node (-1 for the root).
+    level : ndarray of shape (n_nodes,)
+        Depth of every node in the sampled tree (0 = root).
+    size : ndarray of shape (n_nodes,)
+        Points through every node.
+    weights : ndarray of shape (n_nodes, n_components)
+        Component weights :math:`\\beta_z` of every node (of the deepest node merged into it);
+        the rest of each row's mass, 1 - sum, is the weight of components not yet seen.
+    means : ndarray of shape (n_components, n_features)
+        Component means.
+    """
+
+    parent: np.ndarray
+    level: np.ndarray
+    size: np.ndarray
+    weights: np.ndarray
+    means: np.ndarray
+
+    @property
+    def n_nodes(self):
+        return self.parent.size
+
+    def children(self, node):
+        return np.flatnonzero(self.parent == node)
+
+    def to_newick(self):
+        """Newick string; nodes are named ``n<id>`` and every branch has length 1."""
+        def write(node):
+            kids = self.children(node)
+            inner = "(" + ",".join(write(k) for k in kids) + ")" if kids.size else ""
+            return f"{inner}n{node}" + (":1" if node else "")
+        return write(0) + ";"
+
+    def to_dict(self):
+        return {
+            "nodes": [{"id": int(z), "parent": int(self.parent[z]), "level": int(self.level[z]),
+                       "size": int(self.size[z]), "weights": self.weights[z].tolist()}
+                      for z in range(self.n_nodes)],
+            "components": [{"id": k, "mean": self.means[k].tolist()}
+                           for k in range(self.means.shape[0])],
+        }
+
+    def to_json(self, **kwargs):
+        """JSON of every node (id, parent, level, size, weights) and component (id, mean)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+def simplify(parent, level, count, alive, paths, logw, K):
+    """Number the occupied nodes of a sampled tree breadth first, merge every node without
+    siblings into its parent, and return the arrays of the :class:`Tree` and the points'
+    paths in the new numbers, shape (n, depth)."""
+    children = {}
+    for z in np.flatnonzero(alive):
+        if z != 0 and count[z] > 0:
+            children.setdefault(int(parent[z]), []).append(int(z))
+    new_id, rows = {0: 0}, [(0, -1, 0, 0)]  # (old, new parent, level, deepest old node)
+    queue = [0]
+    while queue:
+        z = queue.pop(0)
+        for child in sorted(children.get(z, []), key=lambda c: -count[c]):
+            if len(children[z]) == 1:  # no siblings: merged into z
+                new_id[child] = new_id[z]
+                rows[new_id[z]] = rows[new_id[z]][:3] + (child,)
+            else:
+                new_id[child] = len(rows)
+                rows.append((child, new_id[z], int(level[child]), child))
+            queue.append(child)
+    n_nodes = len(rows)
+    tree_parent = np.array([r[1] for r in rows], dtype=np.int64)
+    tree_level = np.array([r[2] for r in rows], dtype=np.int64)
+    tree_size = np.array([count[r[0]] for r in rows], dtype=np.int64)
+    tree_weights = np.exp(logw[[r[3] for r in rows], :K]).reshape(n_nodes, K)
+    mapped = np.vectorize(new_id.get, otypes=[np.int64])(paths) if paths.size else paths
+    return tree_parent, tree_level, tree_size, tree_weights, mapped

@@ -1,0 +1,348 @@
+"""HierarchicalMixture's sampler against exact answers.
+
+False-alarm budget: every statistical test here fails by chance with probability at most 1e-3
+(p-values against P_FLOOR = 1e-3, two-sided z-tests against Z_CEILING = 3.3, KS at 1e-3), and
+there are 13 such checks in this file (the Geweke tests count one per statistic), so the file
+fails by chance with probability at most about 1.3%.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import gammaln
+
+from helpers import geweke_z_scores
+from mixbayes.datasets import make_tree_data
+from mixbayes.diagnostics import effective_sample_size
+from mixbayes.tree import _regularisation as reg
+from mixbayes.tree import _sampler
+
+P_FLOOR, Z_CEILING = 1e-3, 3.3
+
+
+# ------------------------------------------------------------------ Geweke, C = 0
+def _summaries(level1, leaves, comp, means_of_points, X):
+    return (np.unique(level1).size, np.unique(leaves).size, np.unique(comp).size,
+            means_of_points.mean(), (X ** 2).mean(), float(comp[0] == comp[1]))
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_geweke_joint_distribution(d):
+    """Forward draws of (tree, components, means, data) from make_tree_data(kind="model"),
+    which seats points by the multilevel Chinese restaurant franchise (no code shared with the
+    sampler), against a successive-conditional chain (a sweep given the data, then the data
+    given the components and means). Six statistics: level-1 nodes, leaves, components, the
+    mean of the points' component means, the data's second moment and whether points 0 and 1
+    share a component.
+
+    Power, measured while writing the sampler: with the document's stick extension (no
+    size-biased +1 on the point's path) and with empty components kept through the Gibbs pass
+    (two real bugs of the first draft), the number of components gave |z| = 4.5-5.4 at these
+    sizes or smaller ones."""
+    N, L = 4, 2
+    settings = dict(top_concentration=1.0, branch_concentration=1.0, path_concentration=1.0,
+                    observation_variance=1.0, mean_prior_variance=1.0)
+    rng = np.random.default_rng(10 + d)
+    forward = []
+    for _ in range(800):
+        X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
+        forward.append(_summaries(truth.paths[:, 0], truth.paths[:, 1], truth.components,
+                                  truth.means[truth.components], X))
+    X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
+
+    def tree_data(X):
+        return _sampler.TreeData(X, L, 1.0, 1.0, 1.0, 1.0, np.zeros(d), 1.0)
+
+    data = tree_data(X)
+    state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
+    successive = []
+    for _ in range(1500):
+        _sampler.sweep(data, state, rng)
+        means = state.means[state.comp]
+        X = means + rng.standard_normal(X.shape)
+        successive.append(_summaries(state.paths[:, 0], state.paths[:, 1], state.comp, means, X))
+        data = tree_data(X)
+    z = geweke_z_scores(forward, successive)
+    assert np.all(np.abs(z) < Z_CEILING), z
+
+
+# ------------------------------------------------------------------ enumeration, C = 0
+def _set_partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for partition in _set_partitions(rest):
+        for b in range(len(partition)):
+            yield partition[:b] + [[first] + partition[b]] + partition[b + 1:]
+        yield [[first]] + partition
+
+
+def _crp_log(sizes, concentration):
+    n = sum(sizes)
+    return (len(sizes) * np.log(concentration) + gammaln(concentration)
+            - gammaln(concentration + n) + sum(gammaln(s) for s in sizes))
+
+
+def _component_partitions(leaf_of, gamma0, gamma):
+    """{canonical component labels: probability} under the two-level franchise below the
+    root (leaves under level-1 nodes), by enumerating every seating choice point by point."""
+    out = {}
+
+    def visit(n, tables, root, labels, logp):
+        if n == len(leaf_of):
+            names = {}
+            key = tuple(names.setdefault(k, len(names)) for k in labels)
+            out[key] = np.logaddexp(out.get(key, -np.inf), logp)
+            return
+        for dish_choice, lp, new_tables, new_root in _draws(leaf_of[n], tables, root, gamma0,
+                                                            gamma):
+            visit(n + 1, new_tables, new_root, labels + [dish_choice], logp + lp)
+
+    visit(0, {}, (), [], 0.0)
+    return {k: float(np.exp(v)) for k, v in out.items()}
+
+
+def _draws(key, tables, root, gamma0, gamma):
+    """Every outcome of one draw from node ``key`` (a tuple path) of the franchise, with its
+    log probability and the updated seating (tables: node -> tuple of (size, dish))."""
+    if key == ():
+        total = sum(root) + gamma0
+        for k, m in enumerate(root):
+            yield k, np.log(m / total), tables, root[:k] + (m + 1,) + root[k + 1:]
+        yield len(root), np.log(gamma0 / total), tables, root + (1,)
+        return
+    seats = tables.get(key, ())
+    total = sum(s for s, _ in seats) + gamma
+    for t, (size, dish) in enumerate(seats):
+        grown = dict(tables)
+        grown[key] = seats[:t] + ((size + 1, dish),) + seats[t + 1:]
+        yield dish, np.log(size / total), grown, root
+    for dish, lp, upper, new_root in _draws(key[:-1], tables, root, gamma0, gamma):
+        grown = dict(upper)
+        grown[key] = seats + ((1, dish),)
+        yield dish, np.log(gamma / total) + lp, grown, new_root
+
+
+def _log_marginal(points, sigma2, s02):
+    """log p(points | same component), mean integrated, by the chain rule (1-D)."""
+    total, precision, mean = 0.0, 1.0 / s02, 0.0
+    for x in points:
+        total += stats.norm.logpdf(x, mean, np.sqrt(1.0 / precision + sigma2))
+        mean = (precision * mean + x / sigma2) / (precision + 1.0 / sigma2)
+        precision += 1.0 / sigma2
+    return total
+
+
+def _exact_tree_posterior(X, alpha, gamma0, gamma, sigma2, s02):
+    """{(level-1 partition, leaf partition) canonical labels: posterior probability}, depth 2."""
+    n = len(X)
+    logs = {}
+    for top in _set_partitions(list(range(n))):
+        for refinements in _product([list(_set_partitions(block)) for block in top]):
+            leaves = [leaf for part in refinements for leaf in part]
+            log_paths = _crp_log([len(b) for b in top], alpha) + sum(
+                _crp_log([len(leaf) for leaf in part], alpha) for part in refinements)
+            leaf_key = [None] * n
+            level1 = [None] * n
+            for i, block in enumerate(top):
+                for point in block:
+                    level1[point] = i
+            for j, leaf in enumerate(leaves):
+                for point in leaf:
+                    leaf_key[point] = (level1[point], j)
+            likelihood = -np.inf
+            for comps, p in _component_partitions(leaf_key, gamma0, gamma).items():
+                blocks = {}
+                for point, k in enumerate(comps):
+                    blocks.setdefault(k, []).append(X[point])
+                likelihood = np.logaddexp(likelihood, np.log(p) + sum(
+                    _log_marginal(b, sigma2, s02) for b in blocks.values()))
+            key = (_canonical(level1), _canonical(leaf_key))
+            logs[key] = np.logaddexp(logs.get(key, -np.inf), log_paths + likelihood)
+    total = np.logaddexp.reduce(list(logs.values()))
+    return {k: float(np.exp(v - total)) for k, v in logs.items()}
+
+
+def _product(lists):
+    if not lists:
+        yield []
+        return
+    for head in lists[0]:
+        for tail in _product(lists[1:]):
+            yield [head] + tail
+
+
+def _canonical(labels):
+    names = {}
+    return tuple(names.setdefault(label, len(names)) for label in labels)
+
+
+def test_tree_posterior_matches_enumeration():
+    """Three 1-D points, depth 2: the sampler's frequencies of the nested partition (level-1
+    and leaf) against the exact posterior, which sums the nested CRP over every tree, the
+    multilevel franchise over every seating and the conjugate marginal likelihood over every
+    component partition (all weights and means integrated out). Draws are every 2nd sweep;
+    chi-square over the 12 trees, cells with expected count below 5 pooled."""
+    X = np.array([[-1.0], [-0.6], [1.2]])
+    alpha, gamma0, gamma, sigma2, s02 = 1.0, 1.0, 1.5, 0.5, 2.0
+    exact = _exact_tree_posterior(X[:, 0], alpha, gamma0, gamma, sigma2, s02)
+    assert len(exact) == 12 and abs(sum(exact.values()) - 1) < 1e-12
+    data = _sampler.TreeData(X, 2, gamma0, gamma, alpha, sigma2, np.zeros(1), s02)
+    rng = np.random.default_rng(7)
+    state = _sampler.initial_state(data, rng)
+    counts, n, thin = dict.fromkeys(exact, 0), 900, 2
+    for sweep in range(50 + n * thin):
+        _sampler.sweep(data, state, rng)
+        if sweep >= 50 and (sweep - 50) % thin == 0:
+            counts[(_canonical(state.paths[:, 0]), _canonical(state.paths[:, 1]))] += 1
+    keys = sorted(exact, key=lambda k: -exact[k])
+    expected = np.array([exact[k] * n for k in keys])
+    observed = np.array([counts[k] for k in keys], dtype=float)
+    big = expected >= 5
+    statistic = ((observed[big] - expected[big]) ** 2 / expected[big]).sum()
+    cells = big.sum()
+    if (~big).any():
+        statistic += (observed[~big].sum() - expected[~big].sum()) ** 2 / expected[~big].sum()
+        cells += 1
+    assert stats.chi2.sf(statistic, cells - 1) > P_FLOOR
+
+
+# ------------------------------------------------------------------ C > 0: the conditionals
+@pytest.mark.parametrize("rho, C", [(0.3, 2.0), (-1.5, 0.7)])
+def test_lambda_is_gig(rho, C):
+    r"""1/lambda ~ Wald gives lambda ~ GIG(1/2, a=1, b=C^2 rho^2): scipy's geninvgauss(p, b')
+    has density ~ x^(p-1) exp(-b'(x + 1/x)/2), so lambda = |C rho| Y with
+    Y ~ geninvgauss(1/2, |C rho|). KS at 1e-3 on 4000 draws."""
+    rng = np.random.default_rng(3)
+    draws = reg.draw_lambda(np.full(4000, rho), C, rng)
+    scale = abs(C * rho)
+    p = stats.kstest(draws, stats.geninvgauss(0.5, scale, scale=scale).cdf).pvalue
+    assert p > P_FLOOR
+
+
+def test_lambda_at_zero_margin_is_its_limit():
+    """At rho = 0 the GIG(1/2, 1, 0) is Gamma(1/2, rate 1/2), i.e. chi-square with 1 dof."""
+    draws = reg.draw_lambda(np.zeros(4000), 1.0, np.random.default_rng(4))
+    assert stats.kstest(draws, stats.chi2(1).cdf).pvalue > P_FLOOR
+
+
+def test_discriminant_conditional_is_the_gaussian_of_the_augmented_density():
+    """Mean and covariance against the log density itself,
+    -|eta|^2/(2 nu^2) - sum (lambda + C(r + sigma x'eta))^2/(2 lambda), a quadratic whose
+    Hessian and stationary point are read off by finite differences (exact for a quadratic)."""
+    rng = np.random.default_rng(5)
+    x = np.hstack([rng.standard_normal((7, 2)), np.ones((7, 1))])
+    sign = rng.choice([-1.0, 1.0], 7)
+    offset = rng.standard_normal(7)
+    lam = rng.gamma(1.0, 1.0, 7)
+    C, nu2 = 1.3, 0.8
+
+    def log_density(eta):
+        rho = offset + sign * (x @ eta)
+        return -eta @ eta / (2 * nu2) - np.sum((lam + C * rho) ** 2 / (2 * lam))
+
+    h, D = 0.5, 3
+    E = np.eye(D) * h
+    f0 = log_density(np.zeros(D))
+    hessian = np.array([[(log_density(E[i] + E[j]) - log_density(E[i]) - log_density(E[j])
+                          + f0) / h**2 for j in range(D)] for i in range(D)])
+    gradient = np.array([(log_density(E[i]) - log_density(-E[i])) / (2 * h) for i in range(D)])
+    mean, covariance = reg.discriminant_conditional(x, sign, offset, lam, C, nu2)
+    np.testing.assert_allclose(np.linalg.inv(covariance), -hessian, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(mean, np.linalg.solve(-hessian, gradient), rtol=1e-8, atol=1e-8)
+
+
+def _small_tree():
+    """Depth 2: root -> {1, 2}; 1 -> {3, 4}; 2 -> {5}; five 1-D points."""
+    children = [[1, 2], [3, 4], [5], [], [], []]
+    paths = np.array([[1, 3], [1, 3], [1, 4], [2, 5], [2, 5]])
+    x = np.array([[-2.0], [-1.5], [-0.2], [1.0], [2.5]])
+    extended = np.hstack([x, np.ones((5, 1))])
+    return children, paths, extended
+
+
+def test_worst_violation_is_the_arg_max():
+    """s_n and max rho against a plain loop over every level and sibling."""
+    children, paths, extended = _small_tree()
+    eta = np.random.default_rng(6).standard_normal((6, 2))
+    rho, level, node = reg.worst_violations(extended, paths, children, eta, 0.7)
+    parent = {1: 0, 2: 0, 3: 1, 4: 1, 5: 2}
+    for n in range(5):
+        best = (-np.inf, 0, -1)
+        for lev in (1, 2):
+            own = paths[n, lev - 1]
+            for z in children[parent[own]]:
+                if z != own:
+                    value = 0.7 - (eta[own] - eta[z]) @ extended[n]
+                    if value > best[0]:
+                        best = (value, lev, z)
+        assert (rho[n], level[n], node[n]) == pytest.approx(best)
+
+
+def test_node_update_keeps_the_exact_conditional_of_a_discriminant():
+    """The node-by-node step (lambda, then eta given lambda) run as a chain on eta_3 alone
+    against the exact conditional density N(eta; 0, nu^2 I) exp(-2C sum xi_n), integrated on
+    a grid: posterior mean of both coordinates, z-tests with the chain's effective size."""
+    children, paths, extended = _small_tree()
+    C, margin, nu2 = 1.5, 0.5, 1.0
+    eta = np.random.default_rng(8).standard_normal((6, 2))
+    grid = np.linspace(-6, 6, 601)
+    A, B = np.meshgrid(grid, grid, indexing="ij")
+    logp = -(A**2 + B**2) / (2 * nu2)
+    # eta_3 enters only the level-2 terms of points 0-2 (below node 1, children 3 and 4);
+    # their level-1 terms (node 1 against node 2) are constants here
+    for n in range(3):
+        x = extended[n]
+        level1 = margin - (eta[1] - eta[2]) @ x
+        t3 = A * x[0] + B * x[1]
+        level2 = margin - (t3 - eta[4] @ x) if paths[n, 1] == 3 else margin - (eta[4] @ x - t3)
+        logp -= 2 * C * np.maximum(0.0, np.maximum(level1, level2))
+    weights = np.exp(logp - logp.max())
+    weights /= weights.sum()
+    exact = np.array([(weights * A).sum(), (weights * B).sum()])
+    rng = np.random.default_rng(9)
+    draws = np.empty((4000, 2))
+    for t in range(draws.shape[0]):
+        reg.update_discriminants(extended, paths, children, eta, [3], [2], [1], C, margin, nu2,
+                                 rng)
+        draws[t] = eta[3]
+    for coordinate in range(2):
+        chain = draws[:, coordinate]
+        se = chain.std() / np.sqrt(effective_sample_size(chain))
+        assert abs(chain.mean() - exact[coordinate]) < Z_CEILING * se
+
+
+def test_zero_margin_weight_is_the_plain_chain():
+    """With C = 0, running the regularisation steps (from their own stream) leaves the BHMC
+    chain bit for bit what it is with those steps switched off."""
+    X, _ = make_tree_data(30, 2, "nested", branching=(2, 2), random_state=1)
+    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0)
+    runs = []
+    for regularised in (False, True):
+        rng = np.random.default_rng(12)
+        reg_rng = np.random.default_rng(13) if regularised else None
+        state = _sampler.initial_state(data, rng, reg_rng)
+        for _ in range(15):
+            _sampler.sweep(data, state, rng, reg_rng)
+        runs.append(state)
+    plain, regularised = runs
+    assert np.array_equal(plain.paths, regularised.paths)
+    assert np.array_equal(plain.comp, regularised.comp)
+    K = plain.K
+    assert K == regularised.K and np.array_equal(plain.means[:K], regularised.means[:K])
+    alive = plain.alive
+    assert np.array_equal(alive, regularised.alive)
+    assert np.array_equal(plain.logw[alive, :K], regularised.logw[alive, :K])
+    assert np.any(regularised.eta[alive] != 0)  # the discriminants were sampled
+    assert len(np.unique(plain.paths[:, 0])) > 1  # the chain moved
+
+
+def test_antoniak_table_counts():
+    """Tables of n customers at concentration a: mean sum_i a/(a+i), i = 0..n-1."""
+    rng = np.random.default_rng(14)
+    n, a = 7, 0.8
+    tables = _sampler.antoniak(np.full(20000, n), a, rng)
+    exact = sum(a / (a + i) for i in range(n))
+    assert abs(tables.mean() - exact) < Z_CEILING * tables.std() / np.sqrt(tables.size)
+    assert _sampler.antoniak(np.array([0, 1]), a, rng).tolist() == [0, 1]

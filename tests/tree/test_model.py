@@ -1,0 +1,122 @@
+"""HierarchicalMixture as an estimator: recovery, the tree result, bad input."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import normalized_mutual_info_score as nmi
+
+import mixbayes as mb
+
+
+@pytest.fixture(scope="module")
+def nested():
+    X, truth = mb.datasets.make_tree_data(135, 2, "nested", branching=(3, 3),
+                                          observation_variance=1.0, leaf_spread=5.0,
+                                          parent_spread=20.0, random_state=0)
+    return (X - X.mean(axis=0)) / X.std(axis=0), truth
+
+
+def test_fit_recovers_a_nested_hierarchy_and_its_tree_is_consistent(nested):
+    X, _ = nested
+    fitted = mb.HierarchicalMixture(2, margin_weight=1.0, n_iter=30, random_state=0).fit(X)
+    _recovers_the_leaves(nested, fitted)
+    _tree_result_is_consistent(nested, fitted)
+    _predict_on_the_training_points_mostly_agrees(nested, fitted)
+    _traces_and_diagnostics(fitted)
+
+
+def _recovers_the_leaves(nested, fitted):
+    """Nine leaf clusters under three parents (135 points, seed 0, C = 1, 30 sweeps): the
+    leaves are recovered (NMI measured 0.95) and the level-1 partition better than a random
+    grouping of those leaves would (NMI measured 0.57; BHMC groups leaves by the components they share, not by distance, so
+    the level-1 split of well-separated leaves is only weakly identified)."""
+    X, truth = nested
+    assert nmi(truth.paths[:, 1], fitted.labels_) > 0.85
+    assert nmi(truth.paths[:, 0], fitted.cut(1)) > 0.45
+
+
+def _tree_result_is_consistent(nested, fitted):
+    X, _ = nested
+    tree = fitted.tree_
+    assert fitted.paths_.shape == (X.shape[0], 2)
+    assert np.array_equal(fitted.labels_, fitted.paths_[:, -1])
+    # every point's node at level 1 is the parent of (or merged with) its leaf
+    leaf_parent = tree.parent[fitted.paths_[:, 1]]
+    merged = fitted.paths_[:, 0] == fitted.paths_[:, 1]
+    assert np.all(merged | (leaf_parent == fitted.paths_[:, 0]))
+    # sizes add up: the root holds every point, every inner node its children
+    assert tree.size[0] == X.shape[0]
+    for z in range(tree.n_nodes):
+        kids = tree.children(z)
+        if kids.size:
+            assert tree.size[kids].sum() == tree.size[z] and kids.size >= 2
+    assert tree.weights.shape == (tree.n_nodes, fitted.n_components_)
+    assert np.all(tree.weights.sum(axis=1) <= 1 + 1e-12)
+    assert np.array_equal(np.unique(fitted.cut(2)), np.arange(np.unique(fitted.labels_).size))
+    newick = fitted.to_newick()
+    assert newick.endswith("n0;") and newick.count("(") == newick.count(")")
+    assert newick.count("n") == tree.n_nodes
+    nodes = json.loads(fitted.to_json())["nodes"]
+    assert [n["parent"] for n in nodes] == tree.parent.tolist()
+
+
+def _predict_on_the_training_points_mostly_agrees(nested, fitted):
+    X, _ = nested
+    assert np.mean(fitted.predict(X) == fitted.labels_) > 0.9
+    assert set(np.unique(fitted.predict(X[:5] + 0.01))) <= set(np.flatnonzero(
+        np.bincount(fitted.tree_.parent[1:], minlength=fitted.tree_.n_nodes) == 0))
+
+
+def _traces_and_diagnostics(fitted):
+    trace = fitted.trace_
+    assert trace.shape == (1, 30)
+    assert np.all(np.isfinite(trace["rcdll"])) and np.all(trace["nodes"] >= 1)
+    assert np.all((trace["acceptance"] >= 0) & (trace["acceptance"] <= 1))
+    assert fitted.best_rcdll_ == pytest.approx(trace["rcdll"][0, 15:].max())
+    assert set(fitted.rhat_) == {"rcdll", "n_components"}
+
+
+def test_estimator_api_and_seeds(nested):
+    X, _ = nested
+    model = mb.HierarchicalMixture(2, n_iter=10, n_chains=2, random_state=3)
+    assert model.fit(X[:60]) is model
+    again = clone(model).fit(X[:60])
+    assert np.array_equal(model.labels_, again.labels_)
+    assert model.get_params()["n_chains"] == 2
+    assert model.set_params(margin=2.0).margin == 2.0
+    assert model.trace_.shape == (2, 10)
+    assert np.isfinite(model.rhat_["rcdll"])
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(depth=0), ValueError, "depth must be an integer >= 1"),
+    (dict(depth=2.5), TypeError, "depth must be an integer"),
+    (dict(margin_weight=-1.0), ValueError, "margin_weight"),
+    (dict(top_concentration=0.0), ValueError, "top_concentration"),
+    (dict(branch_concentration=-2), ValueError, "branch_concentration"),
+    (dict(path_concentration=np.nan), ValueError, "path_concentration"),
+    (dict(observation_variance=0.0), ValueError, "observation_variance"),
+    (dict(burn_in=10, n_iter=10), ValueError, "burn_in must be below"),
+    (dict(init="kmeans"), ValueError, "init must be one of"),
+])
+def test_bad_parameters(kwargs, error, match):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(error, match=match):
+        mb.HierarchicalMixture(**kwargs).fit(X)
+
+
+def test_bad_data():
+    model = mb.HierarchicalMixture(n_iter=2)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        model.fit(np.array([[0.0, 1.0], [np.nan, 2.0], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match="minimum of 2"):
+        model.fit(np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="depth must be at most the number of points"):
+        mb.HierarchicalMixture(depth=4, n_iter=2).fit(np.arange(6.0).reshape(3, 2))
+    with pytest.raises(ValueError, match="features"):
+        mb.HierarchicalMixture(n_iter=2).fit(np.random.default_rng(0).normal(size=(12, 2))) \
+            .predict(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="kind must be"):
+        mb.datasets.make_tree_data(10, kind="flat")
