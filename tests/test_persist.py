@@ -265,3 +265,25 @@ def test_load_takes_the_path_save_was_given(tmp_path):
     written = mb.save(model, tmp_path / "model")
     assert written.endswith("model.npz")
     np.testing.assert_array_equal(mb.load(tmp_path / "model").labels_, model.labels_)
+
+
+def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
+    X, _ = mb.datasets.make_tree_data(kind="nested", random_state=0)
+    tree = mb.HierarchicalMixture(depth=2, n_iter=12, burn_in=6, random_state=0).fit(X)
+    path = mb.save(tree, tmp_path / "tree")
+    loaded = mb.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+    np.testing.assert_array_equal(loaded.paths_, tree.paths_)
+    np.testing.assert_array_equal(loaded.trace_, tree.trace_)
+    assert loaded.to_newick() == tree.to_newick()
+    assert loaded.rhat_ == pytest.approx(tree.rhat_, nan_ok=True)
+    n_nodes = tree.node_parent_.size
+    for change, match in [
+        (dict(paths_=np.full_like(tree.paths_, n_nodes)), "paths_ holds values outside"),
+        (dict(node_parent_=np.full(n_nodes, -2)), "node_parent_ holds values outside"),
+        (dict(means_=np.zeros((tree.n_components_ + 1, X.shape[1]))), "means_ has shape"),
+        (dict(trace_=np.zeros((1, 12))), "trace_ has dtype"),
+        (dict(state_log_weights_=np.zeros((tree.state_parent_.size, 1))),
+         "state_log_weights_ has shape"),
+    ]:
+        _refused(_rewrite(path, tmp_path / "bad.npz", **change), match)

@@ -23,14 +23,17 @@ def _registry():
     from .mixture import DirichletMultinomialMixture, VariationalGaussianMixture
     from .hdp import HDPMixture
     from .topics import TopicModel
+    from .tree import HierarchicalMixture
 
     return {cls.__name__: cls for cls in (DirichletMultinomialMixture, VariationalGaussianMixture,
-                                          TopicModel, HDPMixture)}
+                                          TopicModel, HDPMixture, HierarchicalMixture)}
 
 
 def _json_value(value):
     if isinstance(value, list):
         return value
+    if isinstance(value, dict):  # a few named figures, e.g. the tree's R-hat per quantity
+        return {str(key): _json_value(item) for key, item in value.items()}
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral):
@@ -222,6 +225,16 @@ def _array_specs(model, scalars):
         return {"topics_": (("K", "p"), ">=0"), "doc_topic_": (("n", "K"), ">=0"),
                 "usage_": (("K",), ">=0"), "term_frequency_": (("p",), ">=0"),
                 "log_posterior_trace_": (("*",), "real"), "dropped_terms_": (("*",), "feature")}
+    if name == "HierarchicalMixture":
+        # nodes of the simplified tree (N) and of the raw kept state predict uses (M)
+        return {"labels_": (("n",), "node"), "paths_": (("n", "L"), "node"),
+                "means_": (("K", "p"), "f"), "node_parent_": (("N",), "parent"),
+                "node_level_": (("N",), "int"), "node_size_": (("N",), "int"),
+                "node_weights_": (("N", "K"), ">=0"), "trace_": (("*", "*"), "tree_trace"),
+                "state_parent_": (("M",), "parent"), "state_count_": (("M",), "int"),
+                "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
+                "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
+                "prior_mean_": (("p",), "f")}
     # HDPMixture
     specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
@@ -235,6 +248,10 @@ def _array_specs(model, scalars):
 
 def _scalar_specs(model):
     name = type(model).__name__
+    if name == "HierarchicalMixture":
+        return {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
+                "observation_variance_": "+", "mean_prior_variance_": "+",
+                "rhat_": "figures", "ess_": "figures"}
     if name == "HDPMixture":
         return {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
                 "top_concentration_": "+", "group_concentration_": "+",
@@ -256,6 +273,9 @@ def _scalar_ok(value, rule):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if rule == "bool":
         return isinstance(value, bool)
+    if rule == "figures":
+        return isinstance(value, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values())
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if rule in ("count", "int"):
@@ -287,18 +307,23 @@ def _check_fitted(model, scalars, arrays):
     sizes = dict(p=scalars["n_features_in_"],
                  K=scalars.get("n_components_", getattr(model, "n_components", None)),
                  G=scalars.get("n_groups_"))
+    if type(model).__name__ == "HierarchicalMixture":
+        sizes.update(L=model.depth, N=arrays["node_parent_"].shape[0],
+                     M=arrays["state_parent_"].shape[0])
+        sizes["K+1"] = sizes["K"] + 1
     stats_dtype = np.dtype([(name, float) for name in TRACED])
     for key, value in arrays.items():
         if key not in array_specs:
             raise ValueError(f"unexpected array {key}")
         shape, rule = array_specs[key][:2]
-        if rule in ("trace", "stats"):
-            expected = _TRACE_DTYPE if rule == "trace" else stats_dtype
+        if rule in ("trace", "stats", "tree_trace"):
+            expected = {"trace": _TRACE_DTYPE, "stats": stats_dtype,
+                        "tree_trace": getattr(model, "_trace_dtype", lambda: None)()}[rule]
             if value.dtype != expected or value.ndim != len(shape):
                 raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
             continue
         if value.dtype.kind not in ("i", "u", "f") or (
-                rule in ("label", "int", "feature") and value.dtype.kind == "f"):
+                rule in ("label", "int", "feature", "node", "parent") and value.dtype.kind == "f"):
             raise ValueError(f"{key} has dtype {value.dtype}")
         if value.ndim == len(shape) and "n" in shape:
             sizes.setdefault("n", value.shape[shape.index("n")])
@@ -315,6 +340,9 @@ def _check_fitted(model, scalars, arrays):
             bad = value.size and (value.min() < 0 or value.max() >= sizes["p"])
         elif rule == "int":
             bad = value.size and value.min() < 0
+        elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
+            bad = value.size and (value.min() < (0 if rule == "node" else -1)
+                                  or value.max() >= sizes["N"])
         else:
             bad = not np.all(np.isfinite(value)) or (rule == "+" and np.any(value <= 0)) or (
                 rule == ">=0" and np.any(value < 0))
@@ -335,6 +363,11 @@ def _smoke_test(model):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         if type(model).__name__ == "HDPMixture":
+            return
+        if type(model).__name__ == "HierarchicalMixture":
+            leaf = model.predict(model.means_[:1])
+            if not (leaf.shape == (1,) and 0 <= leaf[0] < model.node_parent_.size):
+                raise ValueError(f"it predicts node {leaf} outside the tree")
             return
         if type(model).__name__ == "VariationalGaussianMixture":
             result = model.predict_proba(model.means_[:1])

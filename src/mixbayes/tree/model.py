@@ -157,11 +157,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Run the chains and keep the state with the highest RCDLL after burn-in."""
         data = self._data(X)
-        L = self.depth
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
-        trace = np.zeros((self.n_chains, self.n_iter), dtype=[
-            ("rcdll", float), ("n_components", np.int64), ("acceptance", float),
-            ("nodes", np.int64, (L,))])
+        trace = np.zeros((self.n_chains, self.n_iter), dtype=self._trace_dtype())
         best, best_value = None, -np.inf
         streams = check_random_state(self.random_state).spawn(self.n_chains)
         for chain, stream in enumerate(streams):
@@ -177,6 +174,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                     bar.update()
         self._store(data, best, best_value, trace, burn_in)
         return self
+
+    def _trace_dtype(self):
+        """The fields of :attr:`trace_` (``nodes`` holds one count per level)."""
+        return np.dtype([("rcdll", float), ("n_components", np.int64), ("acceptance", float),
+                         ("nodes", np.int64, (self.depth,))])
 
     def _store(self, data, state, value, trace, burn_in):
         K = state.K
