@@ -49,6 +49,12 @@ from ..families.dirichlet import fit_polya_concentration
 from ._weights import DirichletWeights
 
 
+def is_distributed_input(X):
+    """Whether ``X`` is a dask collection or a corpus of one (without importing dask)."""
+    return any(callable(getattr(type(x), "__dask_graph__", None))
+               for x in (X, getattr(X, "counts", None)))
+
+
 @dataclass
 class MixtureState:
     """The global variational factors of a finite mixture and their expectations."""
@@ -126,6 +132,12 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         if counts is None:
             counts = resp.sum(axis=0)
         stats = family.sufficient_statistics(data, resp)
+        return self._global_from_stats(stats, counts, family, weight_prior, fit_priors)
+
+    def _global_from_stats(self, stats, counts, family, weight_prior, fit_priors=False):
+        """The global step from the additive statistics alone: the family's ``stats`` and the
+        expected cluster sizes ``counts``. Statistics of disjoint shards add, so a distributed
+        fit (:mod:`mixbayes.distributed`) calls this with their sums."""
         if fit_priors:
             weight_prior = fit_polya_concentration(
                 counts, counts.sum(keepdims=True), self.n_components, weight_prior
@@ -193,10 +205,27 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         return X, [np.random.default_rng(seed) for seed in seeds]
 
     def fit_predict(self, X, y=None):
-        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
+        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``).
+
+        A dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the
+        running ``dask.distributed`` client by :func:`mixbayes.distributed.fit_predict`, and
+        ``labels_`` is then a dask array.
+        """
+        if is_distributed_input(X):
+            from ..distributed import fit_predict
+
+            return fit_predict(self, X)
         X, rngs = self._begin_fit(X)
         family = self._make_family(X)
         data = family.prepare(X)
+        self._fit_starts(X, family, data, rngs, lambda run, resp: self._fit_single(
+            X, data, rngs[run], run, resp))
+        return self.labels_
+
+    def _fit_starts(self, X, family, data, rngs, fit_one):
+        """Screen the starts drawn from ``X`` (prepared as ``data`` by ``family``), run the kept ones by ``fit_one(run, resp)``
+        (a dict as :meth:`_fit_single` returns) and keep the best: the restart logic shared
+        by the in-process and the distributed fit."""
         starts = enumerate(self._starts(X, family, rngs))
         n_kept = min(self._n_kept(), self.n_init)
         self.start_elbos_ = np.empty(0)
@@ -204,7 +233,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             starts = self._screen(X, data, starts, n_kept)
         best = None
         for run, resp in starts:
-            result = self._fit_single(X, data, rngs[run], run, resp)
+            result = fit_one(run, resp)
             if best is None or result["elbo"] > best["elbo"]:
                 best = result
         if not best["converged"]:
@@ -213,10 +242,9 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 f"max_iter={self.max_iter} iterations (last ELBO change{self._tol_unit} "
                 f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self._set_fitted(best)
-        return self.labels_
 
     def _screen(self, X, data, starts, n_kept):
         """Score every start by the ELBO after one CAVI iteration from it (a global step, then
