@@ -272,23 +272,47 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         family = self._make_family(X)
         family.reuse_buffers = True
         constant = float(family.log_base_measure(data).sum())
+        fit_priors = bool(getattr(self, "fit_priors", False))
+
+        # buffer order: the local step overwrites the previous responsibilities (used up by the
+        # last global step) and the global step overwrites the previous statistics and
+        # expectations (used up by this local step), so the state returned - the one that
+        # produced the last responsibilities - is intact whichever way the loop ends
+        def local_step(state):
+            resp, log_norm, counts = family.responsibilities(
+                data, state.family_expectations, state.expected_log_weights
+            )
+            return (resp, counts), constant + float(log_norm.sum())
+
+        def global_step(local, state):
+            resp, counts = local
+            return self._global_step(data, resp, family, state.weight_prior, fit_priors, counts)
+
+        state = self._start_state(X, data, family, rng, resp)
+        result = self._cavi(run, X.shape[0], family, state, local_step, global_step)
+        result["labels"] = result.pop("local")[0].argmax(axis=1)
+        return result
+
+    def _start_state(self, X, data, family, rng, resp):
+        """The global factors a run starts from: the warm-up move, then one global step."""
         resp = self._warm_up(X, resp, rng)
         fit_priors = bool(getattr(self, "fit_priors", False))
-        state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
+        return self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
+
+    def _cavi(self, run, n_samples, family, state, local_step, global_step):
+        r"""Alternate ``local_step(state) -> (local, evidence)`` and ``global_step(local, state)
+        -> state`` until the ELBO settles; ``evidence`` is the data's part of the ELBO
+        (:math:`\sum_i \log h(x_i) + \operatorname{logsumexp}_k L_{ik}`). In process the
+        local result is the responsibilities; in a distributed fit, futures of the shards'
+        statistics. ``local`` in the result is the local step under the returned ``state``."""
         trace = []
         converged, last_change = False, np.inf
-        scale = self._tol_scale(X.shape[0])
+        scale = self._tol_scale(n_samples)
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
                       upper_bound=True) as bar:
-            # buffer order: the local step overwrites the previous responsibilities (used up by
-            # the last global step) and the global step overwrites the previous statistics and
-            # expectations (used up by this local step), so the state returned - the one that
-            # produced the last responsibilities - is intact whichever way the loop ends
             for _ in range(self.max_iter):
-                resp, log_norm, counts = family.responsibilities(
-                    data, state.family_expectations, state.expected_log_weights
-                )
-                trace.append(constant + float(log_norm.sum()) + self._global_terms(state, family))
+                local, evidence = local_step(state)
+                trace.append(evidence + self._global_terms(state, family))
                 bar.update()
                 if len(trace) > 1:
                     last_change = trace[-1] - trace[-2]
@@ -296,19 +320,14 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                     if abs(last_change) / scale <= self.tol:
                         converged = True
                         break
-                state = self._global_step(
-                    data, resp, family, state.weight_prior, fit_priors, counts
-                )
+                state = global_step(local, state)
         if not converged:
             # the loop ended on a global step: one more local step, so that labels_ are what
             # predict(X) gives under the kept state
-            resp = family.responsibilities(
-                data, state.family_expectations, state.expected_log_weights
-            )[0]
+            local = local_step(state)[0]
         return dict(
-            elbo=trace[-1], trace=np.asarray(trace), state=state,
-            labels=resp.argmax(axis=1), converged=converged,
-            last_change=abs(last_change) / scale,
+            elbo=trace[-1], trace=np.asarray(trace), state=state, local=local,
+            converged=converged, last_change=abs(last_change) / scale,
         )
 
     def _set_fitted(self, best):
