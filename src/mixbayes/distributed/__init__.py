@@ -44,7 +44,10 @@ sample's start, the CAVI iterations from then on use every document. A corpus of
 ``start_sample`` documents therefore gets exactly the in-process fit (labels identical, ELBO
 equal up to the order of floating-point sums).
 
-Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``.
+Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``. Not yet
+(issue 15): the Gaussian mixture (its data-dependent priors need one more reduce of column
+moments), TopicModel, Matrix Market shards, the CLI's ``--scheduler``/``--workers``, fault
+tests, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
