@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from . import datasets, diagnostics, metrics
+from . import datasets, diagnostics, distributed, metrics
 from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
 from .hdp import HDPMixture
@@ -19,6 +19,7 @@ __all__ = [
     "HierarchicalMixture",
     "datasets",
     "diagnostics",
+    "distributed",
     "load",
     "metrics",
     "read_corpus",

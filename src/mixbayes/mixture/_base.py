@@ -50,6 +50,12 @@ from ..families.dirichlet import fit_polya_concentration
 from ._weights import DirichletWeights
 
 
+def is_distributed_input(X):
+    """Whether ``X`` is a dask collection or a corpus of one (without importing dask)."""
+    return any(callable(getattr(type(x), "__dask_graph__", None))
+               for x in (X, getattr(X, "counts", None)))
+
+
 @dataclass
 class MixtureState:
     """The global variational factors of a finite mixture and their expectations."""
@@ -127,6 +133,12 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         if counts is None:
             counts = resp.sum(axis=0)
         stats = family.sufficient_statistics(data, resp)
+        return self._global_from_stats(stats, counts, family, weight_prior, fit_priors)
+
+    def _global_from_stats(self, stats, counts, family, weight_prior, fit_priors=False):
+        """The global step from the additive statistics alone: the family's ``stats`` and the
+        expected cluster sizes ``counts``. Statistics of disjoint shards add, so a distributed
+        fit (:mod:`mixbayes.distributed`) calls this with their sums."""
         if fit_priors:
             weight_prior = fit_polya_concentration(
                 counts, counts.sum(keepdims=True), self.n_components, weight_prior
@@ -194,10 +206,27 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         return X, [np.random.default_rng(seed) for seed in seeds]
 
     def fit_predict(self, X, y=None):
-        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``)."""
+        """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``).
+
+        A dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the
+        running ``dask.distributed`` client by :func:`mixbayes.distributed.fit_predict`, and
+        ``labels_`` is then a dask array.
+        """
+        if is_distributed_input(X):
+            from ..distributed import fit_predict
+
+            return fit_predict(self, X)
         X, rngs = self._begin_fit(X)
         family = self._make_family(X)
         data = family.prepare(X)
+        self._fit_starts(X, family, data, rngs, lambda run, resp: self._fit_single(
+            X, data, rngs[run], run, resp))
+        return self.labels_
+
+    def _fit_starts(self, X, family, data, rngs, fit_one):
+        """Screen the starts drawn from ``X`` (prepared as ``data`` by ``family``), run the kept ones by ``fit_one(run, resp)``
+        (a dict as :meth:`_fit_single` returns) and keep the best: the restart logic shared
+        by the in-process and the distributed fit."""
         starts = enumerate(self._starts(X, family, rngs))
         n_kept = min(self._n_kept(), self.n_init)
         self.start_elbos_ = np.empty(0)
@@ -205,7 +234,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             starts = self._screen(X, data, starts, n_kept)
         best = None
         for run, resp in starts:
-            result = self._fit_single(X, data, rngs[run], run, resp)
+            result = fit_one(run, resp)
             if best is None or result["elbo"] > best["elbo"]:
                 best = result
         if not best["converged"]:
@@ -214,10 +243,9 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                 f"max_iter={self.max_iter} iterations (last ELBO change{self._tol_unit} "
                 f"{best['last_change']:.3g} > tol={self.tol}). Increase max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         self._set_fitted(best)
-        return self.labels_
 
     def _screen(self, X, data, starts, n_kept):
         """Score every start by the ELBO after one CAVI iteration from it (a global step, then
@@ -245,23 +273,47 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         family = self._make_family(X)
         family.reuse_buffers = True
         constant = float(family.log_base_measure(data).sum())
+        fit_priors = bool(getattr(self, "fit_priors", False))
+
+        # buffer order: the local step overwrites the previous responsibilities (used up by the
+        # last global step) and the global step overwrites the previous statistics and
+        # expectations (used up by this local step), so the state returned - the one that
+        # produced the last responsibilities - is intact whichever way the loop ends
+        def local_step(state):
+            resp, log_norm, counts = family.responsibilities(
+                data, state.family_expectations, state.expected_log_weights
+            )
+            return (resp, counts), constant + float(log_norm.sum())
+
+        def global_step(local, state):
+            resp, counts = local
+            return self._global_step(data, resp, family, state.weight_prior, fit_priors, counts)
+
+        state = self._start_state(X, data, family, rng, resp)
+        result = self._cavi(run, X.shape[0], family, state, local_step, global_step)
+        result["labels"] = result.pop("local")[0].argmax(axis=1)
+        return result
+
+    def _start_state(self, X, data, family, rng, resp):
+        """The global factors a run starts from: the warm-up move, then one global step."""
         resp = self._warm_up(X, resp, rng)
         fit_priors = bool(getattr(self, "fit_priors", False))
-        state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
+        return self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
+
+    def _cavi(self, run, n_samples, family, state, local_step, global_step):
+        r"""Alternate ``local_step(state) -> (local, evidence)`` and ``global_step(local, state)
+        -> state`` until the ELBO settles; ``evidence`` is the data's part of the ELBO
+        (:math:`\sum_i \log h(x_i) + \operatorname{logsumexp}_k L_{ik}`). In process the
+        local result is the responsibilities; in a distributed fit, futures of the shards'
+        statistics. ``local`` in the result is the local step under the returned ``state``."""
         trace = []
         converged, last_change = False, np.inf
-        scale = self._tol_scale(X.shape[0])
+        scale = self._tol_scale(n_samples)
         with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
                       upper_bound=True) as bar:
-            # buffer order: the local step overwrites the previous responsibilities (used up by
-            # the last global step) and the global step overwrites the previous statistics and
-            # expectations (used up by this local step), so the state returned - the one that
-            # produced the last responsibilities - is intact whichever way the loop ends
             for _ in range(self.max_iter):
-                resp, log_norm, counts = family.responsibilities(
-                    data, state.family_expectations, state.expected_log_weights
-                )
-                trace.append(constant + float(log_norm.sum()) + self._global_terms(state, family))
+                local, evidence = local_step(state)
+                trace.append(evidence + self._global_terms(state, family))
                 bar.update()
                 if len(trace) > 1:
                     last_change = trace[-1] - trace[-2]
@@ -269,19 +321,14 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
                     if abs(last_change) / scale <= self.tol:
                         converged = True
                         break
-                state = self._global_step(
-                    data, resp, family, state.weight_prior, fit_priors, counts
-                )
+                state = global_step(local, state)
         if not converged:
             # the loop ended on a global step: one more local step, so that labels_ are what
             # predict(X) gives under the kept state
-            resp = family.responsibilities(
-                data, state.family_expectations, state.expected_log_weights
-            )[0]
+            local = local_step(state)[0]
         return dict(
-            elbo=trace[-1], trace=np.asarray(trace), state=state,
-            labels=resp.argmax(axis=1), converged=converged,
-            last_change=abs(last_change) / scale,
+            elbo=trace[-1], trace=np.asarray(trace), state=state, local=local,
+            converged=converged, last_change=abs(last_change) / scale,
         )
 
     def _set_fitted(self, best):

@@ -30,7 +30,7 @@ from .._validation import Interval, Options, RandomState, check_counts, top_term
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
-from ._base import MixtureState, VariationalMixture
+from ._base import MixtureState, VariationalMixture, is_distributed_input
 from ._gibbs import gibbs_sweeps
 
 
@@ -244,8 +244,8 @@ class DirichletMultinomialMixture(VariationalMixture):
 
     # ------------------------------------------------------------------ the Gibbs engine
     def fit_predict(self, X, y=None):
-        if self.inference == "vb":
-            return super().fit_predict(X, y)
+        if self.inference == "vb" or is_distributed_input(X):
+            return super().fit_predict(X, y)  # the distributed fit refuses Gibbs
         return self._fit_gibbs(X)
 
     def _fit_gibbs(self, X):

@@ -1,0 +1,58 @@
+r"""Fit mixtures on a ``dask.distributed`` cluster: data stay on the workers, the loop on the client.
+
+A CAVI iteration is a map and a reduce: the local step (responsibilities of every document
+given the small global factors) is independent per document, and the global step reads only
+sufficient statistics that add over documents. So:
+
+* the data are cut into row shards (CSR blocks), validated and prepared *on the workers*, and
+  persisted there for the whole fit;
+* every iteration the client scatters the global expectations (:math:`E[\log\beta]`, a
+  :math:`p\times K` array, and :math:`E[\log\lambda]`) to every worker once, maps the local
+  step over the shards (each returns its word statistics, cluster sizes and the sum of its log
+  normalisers), sums them on the workers by a tree reduce and fetches the one sum;
+* the global step, the ELBO, the convergence test and the restarts run on the client, in the
+  same code as the in-process fit (:class:`~mixbayes.mixture.VariationalMixture`).
+
+The data are never gathered to the client; ``labels_`` is a dask array on the cluster.
+
+How to opt in
+-------------
+Pass dask data to the estimator as usual, with a ``distributed.Client`` running (dask's
+default client, as dask-ml and xgboost.dask use it)::
+
+    from distributed import Client
+    import mixbayes as mb
+    from mixbayes.distributed import read_docword
+
+    client = Client()                      # or Client("tcp://scheduler:8786")
+    corpus = read_docword("docword.nytimes.txt")   # each worker reads its own byte range
+    model = mb.DirichletMultinomialMixture(20).fit(corpus.counts)
+
+or call :func:`fit` to name the client, to shard numpy/scipy data held on the client, or to
+size the start sample. The client is not an estimator parameter: a parameter is cloned,
+compared and saved with the model (``sklearn.clone``, :func:`mixbayes.save`), and a client
+is neither data nor a hyperparameter but a connection. Nor is it a ``fit`` argument: the
+input already says where the data live (a dask array lives on a cluster), and scikit-learn's
+meta-estimators route ``fit`` arguments as per-sample data.
+
+The start
+---------
+The start (k-means++ on tf-idf, the screen of ``n_init`` starts, the warm-up Gibbs sweeps)
+is sequential over documents and runs on the client, on ``start_sample`` evenly spaced
+documents (all of them when the corpus is no larger): the first global step is taken from that
+sample's start, the CAVI iterations from then on use every document. A corpus of at most
+``start_sample`` documents therefore gets exactly the in-process fit (labels identical, ELBO
+equal up to the order of floating-point sums).
+
+Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``. Not yet
+(issue 15): the Gaussian mixture (its data-dependent priors need one more reduce of column
+moments), TopicModel, Matrix Market shards, the CLI's ``--scheduler``/``--workers``, fault
+tests, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
+Importing this package does not import dask; using it needs
+``pip install "mixbayes[distributed]"``.
+"""
+
+from ._cavi import START_SAMPLE, fit, fit_predict
+from ._docword import ShardedCorpus, read_docword
+
+__all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword"]

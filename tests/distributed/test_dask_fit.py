@@ -1,0 +1,196 @@
+"""Distributed fits on a dask cluster equal the in-process fit, shard by shard.
+
+One LocalCluster for the module: 2 workers of one thread each, in this process
+(``processes=False``): starting it takes 0.1 s where worker processes take about 8 s (each
+imports dask, numba and scikit-learn anew), and the scheduler, the persisted shards, the scatter
+of the globals and the tree reduce are the same ones a multi-machine cluster runs. What threads
+skip is pickling; the objects that travel are pickled here directly.
+"""
+
+import gzip
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array", reason='needs dask: pip install "mixbayes[distributed]"')
+distributed = pytest.importorskip("distributed", reason='needs pip install "mixbayes[distributed]"')
+
+import mixbayes as mb  # noqa: E402
+from mixbayes.datasets import make_dmm_corpus  # noqa: E402
+from mixbayes.distributed import _cavi, fit, read_docword  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dask's notes on the dashboard port and the like
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                           dashboard_address=None)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def counts():
+    # short documents from overlapping clusters: CAVI moves documents for a dozen iterations
+    corpus, _ = make_dmm_corpus(150, 60, 4, mean_length=6, word_concentration=0.5,
+                                random_state=1)
+    return sp.csr_matrix(corpus.counts)
+
+
+def _model(**params):
+    return mb.DirichletMultinomialMixture(**{
+        "n_components": 4, "n_init": 3, "tol": 1e-6, "random_state": 0, **params})
+
+
+def _assert_same_fit(local, remote):
+    assert isinstance(remote.labels_, da.Array)
+    np.testing.assert_array_equal(remote.labels_.compute(), local.labels_)
+    assert remote.n_iter_ == local.n_iter_ and remote.converged_ == local.converged_
+    np.testing.assert_allclose(remote.elbo_trace_, local.elbo_trace_, rtol=1e-9, atol=0)
+    assert abs(remote.elbo_ - local.elbo_) <= 1e-9 * abs(local.elbo_)
+    # the ELBO is stationary at the fixed point, so once summation orders differ the factors
+    # agree less closely than it does: 3e-9 seen for the words' posterior, and 1e-6 for the
+    # weights' when the weight prior is fitted (the ELBO is flat in alpha)
+    np.testing.assert_allclose(remote.word_concentration_, local.word_concentration_,
+                               rtol=1e-7)
+    np.testing.assert_allclose(remote.weight_concentration_, local.weight_concentration_,
+                               rtol=1e-5)
+    np.testing.assert_array_equal(remote.start_elbos_, local.start_elbos_)
+    assert remote.word_prior_ == pytest.approx(local.word_prior_, rel=1e-7)
+
+
+@pytest.fixture(scope="module")
+def local(counts):
+    """The in-process fits to compare with, once each."""
+    fits = {}
+
+    def fitted(**params):
+        key = tuple(sorted(params.items()))
+        if key not in fits:
+            fits[key] = _model(**params).fit(counts)
+            assert fits[key].n_iter_ > 5  # the comparison follows a real trajectory
+        return fits[key]
+
+    return fitted
+
+
+@pytest.mark.parametrize("rows", [(150,), (75, 75), (0, 1, 149)],
+                         ids=["1 shard", "2 shards", "3 shards: empty, one row"])
+def test_same_fit_as_in_process(client, counts, local, rows):
+    X = da.from_array(counts, chunks=(rows, (60,)), asarray=False)
+    remote = _model().fit(X)
+    _assert_same_fit(local(), remote)
+    assert remote.labels_.chunks == (tuple(size for size in rows if size),)
+
+
+def test_same_fit_with_fitted_priors(client, counts, local):
+    X = da.from_array(counts, chunks=((70, 1, 0, 79), (60,)), asarray=False)
+    _assert_same_fit(local(fit_priors=True), _model(fit_priors=True).fit(X))
+
+
+def test_dense_chunks_and_column_chunks(client, counts, local):
+    dense = da.from_array(counts.toarray(), chunks=(50, 25))  # three row and three column chunks
+    _assert_same_fit(local(), _model().fit(dense))
+
+
+def test_client_data_sharded_per_worker(client, counts, local):
+    remote = fit(_model(), counts, client=client)
+    assert remote.labels_.numblocks == (2,)  # one shard per worker
+    _assert_same_fit(local(), remote)
+
+
+def test_start_on_a_sample(client):
+    # larger than the start sample: the start runs on 60 documents, the iterations on all 400
+    corpus, truth = make_dmm_corpus(400, 80, 3, mean_length=30, word_concentration=0.1,
+                                    random_state=2)
+    X = da.from_array(sp.csr_matrix(corpus.counts), chunks=((150, 150, 100), (80,)),
+                      asarray=False)
+    remote = fit(_model(n_components=3, n_init=2), X, start_sample=60)
+    labels = remote.labels_.compute()
+    local = _model(n_components=3, n_init=2).fit(corpus.counts)
+    assert mb.metrics.adjusted_rand_score(labels, local.labels_) == 1.0
+    assert np.all(np.diff(remote.elbo_trace_) >= -1e-9 * abs(remote.elbo_))
+    assert remote.elbo_ == pytest.approx(local.elbo_, rel=1e-6)
+
+
+def test_travelling_objects_pickle(client, counts):
+    # processes=False moves objects by reference; these are what a real cluster pickles
+    model = _model().fit(counts)
+    state, family = model._restore_state()
+    data = family.prepare(counts[:10])
+    local = _cavi._local_step(data, (family, state.family_expectations,
+                                     state.expected_log_weights))
+    for thing in (_model(), family, data, local, _cavi._add(local, local)):
+        pickle.loads(pickle.dumps(thing))
+
+
+def test_refusals(client, counts, monkeypatch):
+    X = da.from_array(counts, chunks=(75, 60), asarray=False)
+    with pytest.raises(ValueError, match="inference: a distributed fit runs variational Bayes"):
+        _model(inference="gibbs").fit(X)
+    with pytest.raises(TypeError, match="fits a DirichletMultinomialMixture; got "
+                                        "VariationalGaussianMixture"):
+        mb.VariationalGaussianMixture(2).fit(da.from_array(counts.toarray()))
+    bad = counts.copy()
+    bad.data[-1] = -1.0
+    with pytest.raises(ValueError, match="negative counts"):
+        _model().fit(da.from_array(bad, chunks=(75, 60), asarray=False))
+    with pytest.raises(ValueError, match=r"n_components must be an integer in \[1, 150\]"):
+        _model().set_params(n_components=200).fit(X)
+
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "default_client", no_client)
+    with pytest.raises(ValueError, match="no dask client is running: start one first"):
+        _model().fit(X)
+
+
+def _write_docword(folder, counts, gz=False):
+    coo = sp.coo_matrix(counts)
+    order = np.lexsort((coo.col, coo.row))
+    lines = [f"{counts.shape[0]}", f"{counts.shape[1]}", f"{coo.nnz}"] + [
+        f"{r + 1} {c + 1} {v}" for r, c, v in zip(coo.row[order], coo.col[order],
+                                                 coo.data[order])]
+    path = folder / ("docword.test.txt" + (".gz" if gz else ""))
+    text = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(text) if gz else text)
+    (folder / "vocab.test.txt").write_text("\n".join(f"w{j}" for j in range(counts.shape[1])))
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["text", "gzip"])
+def test_docword_shards(client, counts, tmp_path, gz):
+    counts = counts[:40].tolil()
+    counts[[0, 17, 39]] = 0  # empty documents at the start, inside and at the end
+    path = _write_docword(tmp_path, counts.tocsr(), gz)
+    whole = mb.read_corpus(str(path))
+    for n_shards in (1, 2, 3, 50):  # more shards than documents: some of one row, some empty
+        corpus = read_docword(str(path), n_shards=n_shards)
+        assert list(corpus.vocabulary) == list(whole.vocabulary)
+        assert (corpus.counts.compute() != whole.counts).nnz == 0
+        assert 1 <= corpus.counts.numblocks[0] <= n_shards  # dask drops the empty ones
+    assert 1 in corpus.counts.chunks[0]
+
+
+def test_docword_fit(client, counts, local, tmp_path):
+    corpus = read_docword(str(_write_docword(tmp_path, counts)), n_shards=3)
+    assert corpus.counts.numblocks == (3, 1)
+    _assert_same_fit(local(), _model().fit(corpus))
+
+
+def test_docword_refuses_unsorted_and_out_of_range(client, tmp_path):
+    (tmp_path / "vocab.bad.txt").write_text("a\nb\n")
+    path = tmp_path / "docword.bad.txt"
+    path.write_text("3\n2\n4\n1 1 2\n3 2 1\n2 1 1\n3 1 1\n")
+    corpus = read_docword(str(path), n_shards=2)
+    with pytest.raises(ValueError, match="is not sorted by document"):
+        corpus.counts.compute()
+    path.write_text("2\n2\n2\n1 1 2\n2 3 1\n")
+    with pytest.raises(ValueError, match=r"word number outside 1\.\.2"):
+        read_docword(str(path)).counts.compute()
