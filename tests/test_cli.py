@@ -1,6 +1,7 @@
 """The mixbayes command end to end, in a subprocess, on small files."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -189,3 +190,53 @@ def test_hdp_points_end_to_end(tmp_path):
     assert bad.returncode != 0 and "'short.txt' holds 2 entries but the input has 300 points" in bad.stderr
     bad = _run("cluster", "points.csv", "--model", "gmm", "--groups", "groups.txt", cwd=tmp_path)
     assert bad.returncode != 0 and "--groups applies to --model hdp" in bad.stderr
+
+
+def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
+    """--model tree on a points CSV with a header: the path of every point, the tree as JSON
+    and Newick (the same nodes), the figures, the trace, a model that loads, scores against
+    the leaf labels; options of other models refused, tree options refused elsewhere."""
+    X, truth = mb.datasets.make_tree_data(120, kind="nested", random_state=1)
+    np.savetxt(tmp_path / "points.csv", X, delimiter=",", header="height,weight", comments="")
+    np.savetxt(tmp_path / "leaves.txt", truth.paths[:, 1], fmt="%d")
+    result = _run("cluster", "points.csv", "--model", "tree", "--depth", "2", "--n-iter", "30",
+                  "--labels", "leaves.txt", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    rows = (out / "assignments.csv").read_text().splitlines()
+    assert rows[0] == "index,leaf,level1,level2,label" and len(rows) == 121
+    tree = json.loads((out / "tree.json").read_text())
+    newick = (out / "tree.newick").read_text().strip()
+    assert newick.endswith("n0;") and newick.count("(") == newick.count(")")
+    assert sorted(int(name) for name in re.findall(r"n(\d+)", newick)) == [
+        node["id"] for node in tree["nodes"]]
+    assert set(tree["components"][0]["mean"]) == {"height", "weight"}
+    leaves = {int(r.split(",")[1]) for r in rows[1:]}
+    parents = {node["parent"] for node in tree["nodes"]}
+    assert leaves and not leaves & parents  # every point sits at a leaf
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["depth"] == 2 and summary["settings"]["n_iter"] == 30
+    assert summary["settings"]["margin_weight"] == 0.0
+    assert summary["scores"]["nmi"] > 0.7 and 0 < summary["dendrogram_purity"] <= 1
+    assert f"dendrogram purity {summary['dendrogram_purity']:.3f}" in result.stdout
+    for figure in ("tree.png", "trace.png"):
+        assert (out / figure).stat().st_size > 10_000
+    assert len((out / "trace.csv").read_text().splitlines()) == 31
+    loaded = mb.load(out / "model.npz")
+    assert np.array_equal(loaded.labels_, [int(r.split(",")[1]) for r in rows[1:]])
+    for args, message in [
+        (("--model", "tree", "-k", "3"), "-k applies to --model dmm or gmm, not --model tree"),
+        (("--model", "gmm", "--depth", "2"), "--depth applies to --model tree"),
+        (("--model", "tree", "--margin-weight", "-1"), "--margin-weight"),
+        (("--model", "tree", "--depth", "0"), "--depth"),
+    ]:
+        from mixbayes.cli import main
+
+        monkeypatch.chdir(tmp_path)
+        try:
+            status = main(["cluster", "points.csv", *args, "--out", "bad"])
+        except SystemExit as stop:  # argparse's own errors
+            status = stop.code
+        stderr = capsys.readouterr().err
+        assert status != 0 and message in stderr, (args, stderr)
+        assert stderr.count("\n") == 1

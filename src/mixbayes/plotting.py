@@ -288,3 +288,160 @@ def plot_hdp_trace(model, nmi=None):
         axes.ravel()[0].legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _tree_layout(parent):
+    """x position of every node: leaves evenly spaced in depth-first order, an inner node
+    centred over its children."""
+    children = [[] for _ in parent]
+    for node, up in enumerate(parent):
+        if up >= 0:
+            children[up].append(node)
+    x = np.zeros(len(parent))
+    next_leaf = [0]
+
+    def place(node):
+        if not children[node]:
+            x[node] = next_leaf[0]
+            next_leaf[0] += 1
+        else:
+            for child in children[node]:
+                place(child)
+            x[node] = np.mean([x[c] for c in children[node]])
+
+    place(0)
+    return x, children
+
+
+def plot_tree(model, X=None, feature_names=None):
+    """The fitted tree of a :class:`~mixbayes.HierarchicalMixture` and, given its points, the
+    points coloured by top-level branch.
+
+    Left: nodes by level (the root at the top), disc area proportional to the points through
+    the node, each labelled with its number and size. Right (when ``X`` is given): the points
+    coloured by their level-1 branch, in the first two features (two principal components when
+    there are more), with every used component's mean and its 2-sigma circle (the
+    components' known variance).
+    """
+    import matplotlib.pyplot as plt
+
+    parent, level, size = model.node_parent_, model.node_level_, model.node_size_
+    x, children = _tree_layout(parent)
+    # a merged node keeps its level in the sampled tree; draw it at its rank among levels
+    depth_of = {lv: i for i, lv in enumerate(np.unique(level))}
+    y = -np.array([depth_of[lv] for lv in level], dtype=float)
+    top = [c for c in children[0]] or [0]
+    branch_colour = {node: f"C{i % 10}" for i, node in enumerate(top)}
+    colour = np.empty(parent.size, dtype=object)
+    for node in range(parent.size):
+        up = node
+        while up >= 0 and up not in branch_colour:
+            up = parent[up]
+        colour[node] = branch_colour.get(up, "grey")
+    n_panels = 1 if X is None else 2
+    fig, axes = plt.subplots(1, n_panels, figsize=(6 * n_panels, 5), squeeze=False)
+    ax = axes[0, 0]
+    for node in range(1, parent.size):
+        ax.plot([x[parent[node]], x[node]], [y[parent[node]], y[node]], color="0.6", lw=1,
+                zorder=1)
+    area = np.maximum(600.0 * size / max(size.max(), 1), 12.0)  # points^2
+    ax.scatter(x, y, s=area, c=list(colour), alpha=0.8, edgecolors="black", linewidths=0.5,
+               zorder=2)
+    many = parent.size > 40
+    for node in range(parent.size):
+        if not many or level[node] <= 1:  # below the disc, clear of its edge
+            ax.annotate(f"n{node}\n{size[node]}", (x[node], y[node]), fontsize=7,
+                        ha="center", va="top", xytext=(0, -np.sqrt(area[node]) / 2 - 2),
+                        textcoords="offset points")
+    ax.set_yticks(sorted(set(y)))
+    ax.set_yticklabels(["root" if v == 0 else f"level {int(-v)}" for v in sorted(set(y))])
+    ax.set_xticks([])
+    ax.set_xlim(x.min() - 0.8, x.max() + 0.8)
+    ax.set_ylim(y.min() - 0.6, 0.4)
+    ax.set_title(f"{plural(int(sum(not c for c in children)), 'leaf', 'leaves')}, "
+                 f"{plural(len(children[0]), 'top-level branch', 'top-level branches')}"
+                 f" (disc area = points)")
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    if X is not None:
+        _plot_tree_points(model, np.asarray(X, dtype=float), axes[0, 1], branch_colour,
+                          feature_names)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_tree_points(model, X, ax, branch_colour, feature_names):
+    from matplotlib.patches import Circle
+
+    X = X[:, None] if X.ndim == 1 else X
+    d = X.shape[1]
+    names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
+    centre = X.mean(axis=0)
+    if d == 1:
+        basis = np.ones((1, 1))
+    elif d == 2:
+        basis = np.eye(2)
+    else:
+        basis = np.linalg.svd(X - centre, full_matrices=False)[2][:2].T
+    Y = (X - centre) @ basis
+    if Y.shape[1] == 1:
+        Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
+    top = model.paths_[:, 0]
+    for node in np.unique(top):
+        mine = top == node
+        ax.scatter(Y[mine, 0], Y[mine, 1], s=8, alpha=0.7, color=branch_colour.get(node, "grey"),
+                   label=f"branch n{node} ({plural(int(mine.sum()), 'point')})")
+    sigma = np.sqrt(model.observation_variance_)
+    means = (model.means_ - centre) @ basis
+    if means.shape[1] == 1:
+        means = np.column_stack([means[:, 0], np.zeros(len(means))])
+    for mean in means:
+        ax.add_patch(Circle(mean, 2 * sigma, fill=False, lw=1, color="black", alpha=0.6))
+        ax.plot(*mean, "+", color="black", ms=8, mew=1.5)
+    ax.set_xlabel(names[0] if d <= 2 else "principal component 1")
+    ax.set_ylabel(names[1] if d == 2 else ("" if d == 1 else "principal component 2"))
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title(f"points by top-level branch; {plural(model.n_components_, 'component')} "
+                 "(2-sigma circles)")
+    if np.unique(top).size <= 12:
+        ax.legend(fontsize=7, markerscale=2, loc="best")
+
+
+def plot_tree_trace(model):
+    """Per-sweep trace of a :class:`~mixbayes.HierarchicalMixture` (every chain): the
+    regularised complete-data log-likelihood, the components and the occupied nodes per level,
+    and the share of path proposals accepted; the burn-in is shaded."""
+    import matplotlib.pyplot as plt
+
+    trace = model.trace_
+    burn_in = model.n_iter // 2 if model.burn_in is None else model.burn_in
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
+    sweeps = np.arange(1, trace.shape[1] + 1)
+    for chain, row in enumerate(trace):
+        label = f"chain {chain + 1}" if trace.shape[0] > 1 else None
+        axes[0].plot(sweeps, row["rcdll"], lw=1, label=label)
+        axes[1].plot(sweeps, row["n_components"], lw=1, color=f"C{chain}",
+                     label="components" if chain == 0 else None)
+        for level in range(row["nodes"].shape[1]):
+            axes[1].plot(sweeps, row["nodes"][:, level], lw=1, color=f"C{chain}",
+                         ls=("--", ":", "-.")[level % 3],
+                         label=f"nodes at level {level + 1}" if chain == 0 else None)
+        axes[2].plot(sweeps, row["acceptance"], lw=1, color=f"C{chain}", label=label)
+    titles = ("regularised complete-data log-lik.", "components and nodes",
+              "path proposals accepted")
+    for axis, title, unit in zip(axes, titles, ("nats", "count", "share")):
+        axis.axvspan(0.5, burn_in + 0.5, color="0.9", zorder=0)
+        axis.set_xlabel("sweep (grey: burn-in)")
+        axis.set_ylabel(unit)
+        axis.set_title(title, fontsize=10)
+        axis.grid(alpha=0.3)
+        _integer_ticks(axis)
+    from matplotlib.ticker import MaxNLocator
+
+    axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes[2].set_ylim(0, 1)
+    axes[1].legend(fontsize=7, loc="best")
+    if trace.shape[0] > 1:
+        axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

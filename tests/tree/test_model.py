@@ -120,3 +120,19 @@ def test_bad_data():
             .predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="kind must be"):
         mb.datasets.make_tree_data(10, kind="flat")
+
+
+def test_default_observation_variance_is_the_spread_of_one_cluster():
+    """The default sigma^2 is estimated from the points (pooled within Ward's clusters): near
+    the truth (1.0) on the nested hierarchy and unchanged by a shift of the data, scaled by
+    the square of a rescaling; the first default (a tenth of the overall variance, 11 here)
+    let three components cover nine clusters."""
+    X, _ = mb.datasets.make_tree_data(200, kind="nested", random_state=1)
+    model = mb.HierarchicalMixture(2, n_iter=2, burn_in=0, random_state=0)
+    sigma2 = model.fit(X).observation_variance_
+    assert 0.6 < sigma2 < 1.5
+    assert model.fit(X + 100.0).observation_variance_ == pytest.approx(sigma2, rel=1e-9)
+    assert model.fit(3.0 * X).observation_variance_ == pytest.approx(9 * sigma2, rel=1e-9)
+    assert 0.1 * X.var(axis=0).mean() > 5 * sigma2
+    given = mb.HierarchicalMixture(2, n_iter=2, burn_in=0, observation_variance=0.5).fit(X)
+    assert given.observation_variance_ == 0.5

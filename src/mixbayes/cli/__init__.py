@@ -27,7 +27,7 @@ import re
 import sys
 import warnings
 
-_MODELS = ("dmm", "gmm", "hdp")
+_MODELS = ("dmm", "gmm", "hdp", "tree")
 
 # option dest -> (flag users typed, models it applies to, default once it applies)
 _CLUSTER_OPTIONS = {
@@ -37,7 +37,9 @@ _CLUSTER_OPTIONS = {
     "n_init": ("--n-init", ("dmm", "gmm"), 5),
     "covariance_type": ("--covariance-type", ("gmm",), "full"),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
-    "n_iter": ("--n-iter", ("hdp",), 200),
+    "n_iter": ("--n-iter", ("hdp", "tree"), {"hdp": 200, "tree": 100}),
+    "depth": ("--depth", ("tree",), 2),
+    "margin_weight": ("--margin-weight", ("tree",), 0.0),
     "gamma0": ("--gamma0", ("hdp",), 1.0),
     "alpha0": ("--alpha0", ("hdp",), 1.0),
     "gamma0_prior": ("--gamma0-prior", ("hdp",), None),
@@ -56,7 +58,7 @@ _CLI_WORDS = {
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
     "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
-    "text_column": "--text-column",
+    "text_column": "--text-column", "depth": "--depth", "margin_weight": "--margin-weight",
 }
 
 
@@ -84,6 +86,17 @@ class _Parser(argparse.ArgumentParser):
         message = re.sub(r"^argument ([^:]+): (?=\1)", "", message)  # "argument -k: -k must"
         sys.stderr.write(f"mixbayes: error: {message} (see {self.prog} --help)\n")
         sys.exit(2)
+
+
+def _non_negative_float(text):
+    """An argparse type: a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+    if not (value >= 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text}")
+    return value
 
 
 def _whole_number(minimum):
@@ -165,17 +178,18 @@ def build_parser():
 
     cluster = sub.add_parser(
         "cluster", allow_abbrev=False, help="cluster documents or points",
-        description="Cluster the documents of INPUT (dmm, hdp) or its points (gmm, "
+        description="Cluster the documents of INPUT (dmm, hdp) or its points (gmm, tree, "
         "hdp --groups). Options marked with a model apply to that model only; giving one to "
         "another model is an error.")
     cluster.add_argument("input", help="documents: .mtx[.gz] (+vocab.txt), UCI docword.*, "
                          ".txt (one document per line), .csv with a text column, or a folder "
-                         "of .txt files; points (gmm, hdp --groups): a numeric .csv (optional "
+                         "of .txt files; points (gmm, tree, hdp --groups): a numeric .csv (optional "
                          "header row) or .npy")
     cluster.add_argument("--model", choices=_MODELS, default="dmm",
                          help="dmm: Dirichlet-multinomial mixture of documents; gmm: Gaussian "
                          "mixture of points; hdp: hierarchical Dirichlet process (documents, or "
-                         "points with --groups) (default: %(default)s)")
+                         "points with --groups); tree: a tree of clusters of points (nested "
+                         "CRP + hierarchical Dirichlet process) (default: %(default)s)")
     size = cluster.add_mutually_exclusive_group()
     size.add_argument("-k", "--n-components", type=_positive_int, default=None, metavar="K",
                       help="number of clusters (dmm), or an upper bound (gmm: unneeded "
@@ -194,7 +208,12 @@ def build_parser():
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
-                         help="hdp: sweeps of the sampler (default: 200)")
+                         help="hdp, tree: sweeps of the sampler (default: 200 hdp, 100 tree)")
+    cluster.add_argument("--depth", type=_whole_number(1), default=None, metavar="L",
+                         help="tree: levels below the root (default: 2)")
+    cluster.add_argument("--margin-weight", type=_non_negative_float, default=None,
+                         metavar="C", help="tree: weight of the max-margin regularisation "
+                         "that pushes sibling branches apart; 0 is plain BHMC (default: 0)")
     cluster.add_argument("--gamma0", type=float, default=None,
                          help="hdp: top-level concentration (default: 1)")
     cluster.add_argument("--alpha0", type=float, default=None,
@@ -242,21 +261,23 @@ def _apply_rules(args):
     settings = dict(command=args.command, input=args.input)
     if args.command == "cluster":
         model = args.model
-        points = model == "gmm" or args.groups is not None
+        points = model in ("gmm", "tree") or args.groups is not None
         settings["model"] = model
         for dest, (flag, models, default) in _CLUSTER_OPTIONS.items():
             value = getattr(args, dest)
             if value is not None and model not in models:
                 hint = ""
-                if dest in ("n_components", "select") and model == "hdp":
-                    hint = " (the HDP chooses the number of clusters itself)"
+                if dest in ("n_components", "select") and model in ("hdp", "tree"):
+                    hint = (" (the HDP chooses the number of clusters itself)" if model == "hdp"
+                            else " (the tree model chooses its branches and components itself;"
+                            " set --depth)")
                 elif dest == "select" and model == "gmm":
                     hint = (" (a Gaussian mixture switches unneeded components off: give an "
                             "upper bound with -k)")
                 raise ValueError(f"{flag} applies to --model {' or '.join(models)}, not "
                                  f"--model {model}{hint}.")
             if value is None:
-                setattr(args, dest, default)
+                setattr(args, dest, default.get(model) if isinstance(default, dict) else default)
             if model in models and not (dest == "n_components" and args.select is not None):
                 settings[dest] = getattr(args, dest)
     else:

@@ -19,6 +19,8 @@ def run_cluster(args, settings, out, verbose, stream):
         return _run_dmm(args, settings, out, verbose, stream, start)
     if args.model == "gmm":
         return _run_gmm(args, settings, out, verbose, stream, start)
+    if args.model == "tree":
+        return _run_tree(args, settings, out, verbose, stream, start)
     if args.model == "hdp":
         if args.groups is not None:
             return _run_hdp_points(args, settings, out, verbose, stream, start)
@@ -309,3 +311,89 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     _print_scores(summary, stream, " (majority cluster per document)")
     print(f"outputs written to {args.out}/", file=stream)
     return 0
+
+
+# ---------------------------------------------------------------------- tree
+def _run_tree(args, settings, out, verbose, stream, start):
+    from .. import metrics, plotting
+    from ..persist import save
+    from ..tree import HierarchicalMixture
+
+    X, names, notes = read_points(args.input)
+    _note_points(notes, stream)
+    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
+    model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
+                                n_iter=args.n_iter, random_state=args.seed,
+                                verbose=verbose).fit(X)
+    elapsed = time.perf_counter() - start
+    L = model.depth
+    write_rows(out.file("assignments.csv"),
+               ["index", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
+               + (["label"] if known is not None else []),
+               ([i, int(model.labels_[i])] + [int(v) for v in model.paths_[i]]
+                + ([known[i]] if known is not None else []) for i in range(X.shape[0])))
+    tree = model.tree_
+    description = tree.to_dict()
+    description["features"] = feature_names(names, X.shape[1])
+    for component in description["components"]:
+        component["mean"] = named_mean(np.asarray(component["mean"]), names)
+    write_json(out.file("tree.json"), description)
+    with open(out.file("tree.newick"), "w", encoding="utf-8") as handle:
+        handle.write(tree.to_newick() + "\n")
+    header = ["chain", "sweep", "rcdll", "n_components", "acceptance"] + [
+        f"nodes_level{level}" for level in range(1, L + 1)]
+    write_rows(out.file("trace.csv"), header, (
+        [chain, sweep + 1, f"{entry['rcdll']:.6f}", int(entry["n_components"]),
+         f"{entry['acceptance']:.4f}"] + [int(v) for v in entry["nodes"]]
+        for chain, row in enumerate(model.trace_) for sweep, entry in enumerate(row)))
+    save(model, out.file("model.npz"))
+    children = [np.flatnonzero(tree.parent == z) for z in range(tree.n_nodes)]
+    leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
+    summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
+                   features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
+                   n_top_branches=int(children[0].size), n_leaves=len(leaves),
+                   n_components=int(model.n_components_), best_rcdll=model.best_rcdll_,
+                   rhat=model.rhat_, ess=model.ess_, seconds=round(elapsed, 3), notes=notes)
+    if known is not None:
+        summary["scores"] = metrics.clustering_report(known, model.labels_)
+        summary["scores_top_level"] = metrics.clustering_report(known, model.cut(1))
+        summary["dendrogram_purity"] = float(metrics.dendrogram_purity(model.paths_, known))
+    save_figure(plotting.plot_tree(model, X, feature_names=names), out.file("tree.png"))
+    save_figure(plotting.plot_tree_trace(model), out.file("trace.png"))
+    write_json(out.file("summary.json"), summary)
+
+    print(f"{plural(X.shape[0], 'point')} x {plural(X.shape[1], 'feature')} -> a tree of "
+          f"{plural(int(children[0].size), 'top-level branch', 'top-level branches')}, "
+          f"{plural(len(leaves), 'leaf', 'leaves')} and "
+          f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
+    _print_tree(tree, children, stream)
+    rhat = model.rhat_.get("rcdll", float("nan"))
+    if rhat > 1.1:
+        print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
+              "raise --n-iter", file=stream)
+    if known is not None:
+        s = summary["scores"]
+        print(f"against known labels: leaves NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}; top "
+              f"level NMI {summary['scores_top_level']['nmi']:.3f}; dendrogram purity "
+              f"{summary['dendrogram_purity']:.3f}", file=stream)
+    print(f"outputs written to {args.out}/", file=stream)
+    return 0
+
+
+def _print_tree(tree, children, stream, shown=20):
+    """The tree as indented lines, the largest branch first, at most ``shown`` nodes."""
+    lines = []
+
+    def walk(node, indent):
+        for child in sorted(children[node], key=lambda c: -tree.size[c]):
+            size = plural(int(tree.size[child]), "point", spec=">5")
+            leaf = "" if children[child].size else "  leaf"
+            lines.append(f"  {'  ' * indent}node {child:>3} ({size}){leaf}")
+            walk(child, indent + 1)
+
+    walk(0, 0)
+    for line in lines[:shown]:
+        print(line, file=stream)
+    if len(lines) > shown:
+        print(f"  ... and {plural(len(lines) - shown, 'smaller node')} not shown (all are in "
+              "tree.json)", file=stream)

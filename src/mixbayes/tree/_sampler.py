@@ -288,10 +288,6 @@ def path_step(data, state, loglik, rng, reg_rng=None):
     """One Metropolis–Hastings move per point (module docstring, step 1), each followed by the
     Gibbs draw of the point's component (step 2). Returns the likelihood table (extended and
     compacted as components open and close) and the share of proposals accepted."""
-    L = state.depth
-    alpha = data.path_concentration
-    C = data.margin_weight
-    regularised = reg_rng is not None
     accepted = 0
     for n in range(data.n_points):
         loglik = _unseat(state, loglik, n)

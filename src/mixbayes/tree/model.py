@@ -59,8 +59,13 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     discriminant_variance : float, default=1.0
         :math:`\nu^2`, prior variance of every discriminant :math:`\eta_z`.
     observation_variance : float or None, default=None
-        :math:`\sigma^2`, the components' known variance; None means a tenth of the mean
-        per-feature variance of the points (0.1 on standardised data).
+        :math:`\sigma^2`, the components' known variance; None estimates it from the points:
+        the pooled within-cluster variance, averaged over features, of Ward's clustering into
+        :math:`\sqrt{N/2}` clusters (the starting state's leaves) - the spread of one
+        component as the data show it. (A tenth of the overall variance, the first default,
+        made components span several clusters: on ``make_tree_data(kind="nested")`` the
+        components fell from 10 to 3 over 100 sweeps and the leaf NMI to 0.40; with the
+        pooled estimate they stay at 10-11, leaf NMI 0.74-0.84 on three seeds.)
     mean_prior_variance : float or None, default=None
         :math:`s_0^2`; None means the mean per-feature variance. The prior mean :math:`m_0` is
         the points' mean.
@@ -146,10 +151,16 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"depth must be at most the number of points ({X.shape[0]}); got "
                              f"{self.depth}.")
         scale = data_scale(column_variances(X))
+        self._ward = None  # the Ward merge tree, computed once per fit when needed
+        if self.observation_variance is None:
+            within = _pooled_within_variance(X, self._ward_cut(X, self._n_start_leaves(X)))
+            observation_variance = within if within > 0 else 0.1 * scale
+        else:
+            observation_variance = float(self.observation_variance)
         return _sampler.TreeData(
             X, self.depth, float(self.top_concentration), float(self.branch_concentration),
             float(self.path_concentration),
-            0.1 * scale if self.observation_variance is None else float(self.observation_variance),
+            observation_variance,
             X.mean(axis=0),
             scale if self.mean_prior_variance is None else float(self.mean_prior_variance),
             float(self.margin_weight), float(self.margin), float(self.discriminant_variance))
@@ -161,9 +172,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         trace = np.zeros((self.n_chains, self.n_iter), dtype=self._trace_dtype())
         best, best_value = None, -np.inf
         streams = check_random_state(self.random_state).spawn(self.n_chains)
+        start = self._start(data.points)
+        self._ward = None  # the merge tree is not part of the fitted model
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
-            state = _sampler.initial_state(data, rng, reg_rng, *self._start(data.points))
+            state = _sampler.initial_state(data, rng, reg_rng, *start)
             with progress(self.n_iter, self.verbose, f"tree chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
                     rate = _sampler.sweep(data, state, rng, reg_rng)
@@ -225,18 +238,27 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         as components. Any start is valid: it only shortens the burn-in."""
         if self.init == "single":
             return None, None
-        from sklearn.cluster import AgglomerativeClustering
-
         N, L = X.shape[0], self.depth
-        leaves = int(min(N, max(2, round(np.sqrt(N / 2)))))
-        ward = AgglomerativeClustering(n_clusters=leaves, linkage="ward",
-                                       compute_full_tree=True).fit(X)
-        children, n_leaves = ward.children_, X.shape[0]
+        leaves = self._n_start_leaves(X)
         paths = np.zeros((N, L), dtype=np.int64)
         for level in range(1, L + 1):
-            k = max(1, int(round(leaves ** (level / L))))
-            paths[:, level - 1] = _cut(children, n_leaves, k)
+            paths[:, level - 1] = self._ward_cut(X, max(1, int(round(leaves ** (level / L)))))
         return paths, paths[:, -1].copy()
+
+    @staticmethod
+    def _n_start_leaves(X):
+        return int(min(X.shape[0], max(2, round(np.sqrt(X.shape[0] / 2)))))
+
+    def _ward_cut(self, X, k):
+        """Labels of Ward's agglomerative hierarchy of ``X`` cut into ``k`` clusters (the
+        merge tree built once per fit)."""
+        if getattr(self, "_ward", None) is None:
+            from sklearn.cluster import AgglomerativeClustering
+
+            self._ward = AgglomerativeClustering(
+                n_clusters=self._n_start_leaves(X), linkage="ward",
+                compute_full_tree=True).fit(X).children_
+        return _cut(self._ward, X.shape[0], k)
 
     @property
     def tree_(self):
@@ -295,6 +317,17 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
         return tags
+
+
+def _pooled_within_variance(X, labels):
+    """Within-cluster variance of ``X`` pooled over the clusters of ``labels`` and averaged
+    over features: :math:`\sum_i \lVert x_i - \bar x_{c_i}\rVert^2 / ((N - k)\,d)`."""
+    k = int(labels.max()) + 1
+    sums = np.zeros((k, X.shape[1]))
+    np.add.at(sums, labels, X)
+    sizes = np.bincount(labels, minlength=k)
+    centred = X - sums[labels] / sizes[labels, None]
+    return float((centred**2).sum() / (max(X.shape[0] - k, 1) * X.shape[1]))
 
 
 def _cut(children, n_leaves, k):
