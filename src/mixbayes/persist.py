@@ -234,7 +234,7 @@ def _array_specs(model, scalars):
                 "state_parent_": (("M",), "parent"), "state_count_": (("M",), "int"),
                 "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
-                "prior_mean_": (("p",), "f")}
+                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin")}
     # HDPMixture
     specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
@@ -340,6 +340,8 @@ def _check_fitted(model, scalars, arrays):
             bad = value.size and (value.min() < 0 or value.max() >= sizes["p"])
         elif rule == "int":
             bad = value.size and value.min() < 0
+        elif rule == "margin":  # +inf where a point has no siblings
+            bad = np.isnan(value).any() or np.isneginf(value).any()
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
                                   or value.max() >= sizes["N"])

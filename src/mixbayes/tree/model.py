@@ -102,6 +102,12 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Split R-hat and ESS of ``rcdll`` and ``n_components`` over the sweeps after burn-in.
     best_rcdll_ : float
         RCDLL of the kept state: the highest over every chain's sweeps after burn-in.
+    margins_ : ndarray of shape (n_samples,)
+        Every training point's smallest lead of its own node over a sibling, over the levels:
+        :math:`\min_{\ell, z\in\mathcal S(v_{n\ell})}(\eta_{v_{n\ell}} - \eta_z)^\top
+        \tilde x_n` under the kept state (+inf where no level has siblings). The constraint
+        holds where it is at least ``margin``; the slack is ``max(0, margin - margins_)``.
+        With ``margin_weight=0`` the discriminants follow their prior and so do these.
     """
 
     _parameter_rules = {
@@ -223,6 +229,12 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.state_log_weights_ = np.column_stack([state.logw[occupied, :K],
                                                    state.logrest[occupied]])
         self.state_discriminants_ = state.eta[occupied].copy()
+        # each point's smallest lead of its node over a sibling, at any level (+inf where no
+        # level has siblings): the margin constraint holds when it is at least `margin`
+        extended = np.hstack([data.points, np.ones((data.points.shape[0], 1))])
+        rho = reg.worst_violations(extended, state.paths, state.children, state.eta,
+                                   float(self.margin))[0]
+        self.margins_ = float(self.margin) - rho
         new_id = np.full(occupied.size, -1, dtype=np.int64)
         for raw, mapped in zip(state.paths.ravel(), paths.ravel()):
             new_id[index[raw]] = mapped
