@@ -129,7 +129,7 @@ def test_restarts_keep_the_highest_log_posterior_and_escape_a_local_optimum():
     """Seed 3 of the §5.1 design: the single default start ends with two true topics shared
     among three fitted ones (MSE 2e-6); of three starts the best reaches MSE 1.6e-7."""
     corpus, truth = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=3)
-    train, _, _ = mb.metrics.completion_split(corpus.counts, 0.2, random_state=3)
+    train, _, _ = mb.topics.completion_split(corpus.counts, 0.2, random_state=3)
     single = TopicModel(10, random_state=3).fit(train)
     best = TopicModel(10, n_init=3, random_state=3).fit(train)
     assert best.log_posterior_ > single.log_posterior_ + 1000
