@@ -225,6 +225,9 @@ def build_parser():
                         help="fit every K of --select (default: stop after two decreases)")
     topics.add_argument("--labels", default=None, metavar="FILE",
                         help="one known label per document, to score each document's main topic")
+    topics.add_argument("--coherence", choices=("umass", "npmi", "c_v"), default="umass",
+                        help="topic coherence in topics.json and selection.csv, from document "
+                        "co-occurrence of each topic's --top words (default: %(default)s)")
     _add_text_options(topics)
     _add_common(topics, "mixbayes-topics")
     return parser
@@ -260,7 +263,8 @@ def _apply_rules(args):
             if model in models and not (dest == "n_components" and args.select is not None):
                 settings[dest] = getattr(args, dest)
     else:
-        settings.update(n_components=args.n_components, scan_all=args.scan_all)
+        settings.update(n_components=args.n_components, scan_all=args.scan_all,
+                        coherence=args.coherence)
     for dest, (flag, default) in _TEXT_OPTIONS.items():
         value = getattr(args, dest)
         if value is not None and points:
