@@ -8,14 +8,15 @@
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
+    mixbayes inspect MODEL.npz [--vocabulary FILE]
 
-Every run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
+Every fitting run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
 ``model.npz``, ``summary.json``, PNG figures) to ``--out`` and prints a short summary. Errors
 are one line on stderr and exit status 2 (usage) or 1 (anything else), never a traceback; a
 run that fails leaves ``--out`` as it was.
 
 The parser and the rules that tie options to models live here; each command runs in its own
-module (:mod:`.cluster`, :mod:`.topics`), sharing the readers (:mod:`._inputs`) and the
+module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`), sharing the readers (:mod:`._inputs`) and the
 writers (:mod:`._outputs`).
 """
 
@@ -230,6 +231,19 @@ def build_parser():
                         "co-occurrence of each topic's --top words (default: %(default)s)")
     _add_text_options(topics)
     _add_common(topics, "mixbayes-topics")
+
+    inspect = sub.add_parser("inspect", allow_abbrev=False,
+                             help="say what a saved model file is",
+                             description="Print a saved model's kind, settings, size, fitted "
+                             "figures and top terms.")
+    inspect.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+                         "mixbayes.save")
+    inspect.add_argument("--vocabulary", default=None, metavar="FILE",
+                         help="one term per line (e.g. the corpus's vocab.txt), to name the "
+                         "top terms (default: column numbers; a model file stores no "
+                         "vocabulary)")
+    inspect.add_argument("--top", type=_positive_int, default=10, metavar="N",
+                         help="top terms shown per cluster or topic (default: %(default)s)")
     return parser
 
 
@@ -304,6 +318,11 @@ def run(args, stream=None):
 
     from ._outputs import OutputFolder
 
+    stream = sys.stdout if stream is None else stream
+    if args.command == "inspect":
+        from .inspect import run_inspect
+
+        return run_inspect(args, stream)
     settings = _apply_rules(args)
     verbose = 0 if args.quiet else 1
     text = io.StringIO()
@@ -316,7 +335,6 @@ def run(args, stream=None):
             from . import cluster
 
             status = cluster.run_cluster(args, settings, out, verbose, text)
-    stream = sys.stdout if stream is None else stream
     stream.write(text.getvalue())
     stream.flush()
     return status
