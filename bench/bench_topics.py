@@ -13,7 +13,7 @@ priors Dir(1/K) handed to every LDA fitter. 20% of the documents are left out; t
 
 Measures: seconds of ``fit`` (tomotopy: ``train`` only; its corpus is loaded beforehand),
 matched-topic MSE against the true topics, and held-out log-likelihood per word by document
-completion (``mb.metrics.completion_log_likelihood``: one common weight estimator for every
+completion (``mb.topics.completion_log_likelihood``: one common weight estimator for every
 model's topics, vocabulary restricted to the terms seen in training, so the score compares
 topics). Our numba kernels are compiled (and cached) by a warm-up fit before any timing.
 
@@ -104,7 +104,7 @@ def run_setting(name, seed):
     n, p, K, M = SETTINGS[name]
     large = name == "large"
     corpus, truth = mb.datasets.make_topic_corpus(n, p, K, M, random_state=seed)
-    train, observed, held_out = mb.metrics.completion_split(corpus.counts, 0.2, random_state=seed)
+    train, observed, held_out = mb.topics.completion_split(corpus.counts, 0.2, random_state=seed)
     seen = np.flatnonzero(np.asarray(train.sum(axis=0)).ravel() > 0)
     fitters = {
         "mixbayes": lambda: fit_ours(train, K, seed, large),
@@ -130,7 +130,7 @@ def run_setting(name, seed):
         row = dict(
             setting=name, seed=seed, method=method, seconds=seconds, detail=detail,
             mse=mb.metrics.matched_topic_mse(truth.topics, topics),
-            loglik=mb.metrics.completion_log_likelihood(
+            loglik=mb.topics.completion_log_likelihood(
                 restricted, observed[:, seen], held_out[:, seen]),
         )
         rows.append(row)
@@ -138,7 +138,7 @@ def run_setting(name, seed):
               f"ll/word {row['loglik']:.4f}  ({detail})", flush=True)
     truth_rows = truth.topics[:, seen] / truth.topics[:, seen].sum(axis=1, keepdims=True)
     rows.append(dict(setting=name, seed=seed, method="true topics", seconds=np.nan, detail="",
-                     mse=0.0, loglik=mb.metrics.completion_log_likelihood(
+                     mse=0.0, loglik=mb.topics.completion_log_likelihood(
                          truth_rows, observed[:, seen], held_out[:, seen])))
     return rows
 

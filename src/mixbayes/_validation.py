@@ -149,9 +149,7 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
     Rejects NaN/inf, negative and fractional entries, and matrices with no rows or columns.
     Empty documents (all-zero rows) are legitimate and kept.
     """
-    from .corpus import Corpus  # local: corpus imports this module
-
-    if isinstance(X, Corpus):
+    if sp.issparse(getattr(X, "counts", None)):  # a Corpus (or any holder of CSR counts)
         X = X.counts
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -296,29 +294,3 @@ def check_file(path, name: str = "path") -> str:
     if not os.access(path, os.R_OK):
         raise PermissionError(f"{name}: cannot read {path!r} (permission denied).")
     return path
-
-
-def top_terms(scores, vocabulary, n, by, frequency, present=None):
-    """The ``n`` top terms of every row of ``scores`` (components x term probabilities), by
-    probability or by lift (probability over the term's overall ``frequency``; terms of
-    frequency 0 score 0), after checking that ``vocabulary`` has one entry per term and ``by``
-    is a known ranking. Where ``present`` (components x terms, boolean) is given, only the
-    terms it marks are ranked: a term a component has no evidence for scores its prior's
-    floor, tied with every other such term, and by lift the rarest of those would rank first,
-    so a component with fewer than ``n`` such terms lists fewer."""
-    vocabulary = np.asarray(vocabulary, dtype=object)
-    if vocabulary.shape != (scores.shape[1],):
-        raise ValueError(
-            f"vocabulary must have one entry per feature ({scores.shape[1]}); "
-            f"got {vocabulary.shape[0] if vocabulary.ndim else 0}."
-        )
-    if by not in ("probability", "lift"):
-        raise ValueError(f"by must be one of 'probability', 'lift'; got {by!r}.")
-    if by == "lift":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scores = np.where(frequency > 0, scores / frequency, 0.0)
-    if present is None:
-        present = np.ones(scores.shape, dtype=bool)
-    order = np.argsort(np.where(present, -scores, np.inf), axis=1, kind="stable")[:, :n]
-    counts = np.minimum(present.sum(axis=1), n)
-    return [list(vocabulary[row[:count]]) for row, count in zip(order, counts)]

@@ -1,6 +1,9 @@
 """Agreement between a clustering and known classes, between a tree of clusters and known
-classes or a known hierarchy, between estimated and true topics, and topics' held-out
-likelihood by document completion.
+classes or a known hierarchy, between estimated and true topics; and topic coherence.
+
+Every measure here knows no model: a model's own scores (the topic model's held-out likelihood
+by document completion, :mod:`mixbayes.topics.evaluation`) stay with the model.
+:func:`coherence` reads a fitted model only through its ``top_words``.
 
 NMI and ARI come from scikit-learn; purity, matched accuracy and dendrogram purity are defined
 here. Every function takes the truth first, except the tree measures, which take the tree
@@ -8,14 +11,16 @@ here. Every function takes the truth first, except the tree measures, which take
 scores accept labels of any hashable type.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
 __all__ = ["nmi", "ari", "purity", "matched_accuracy", "clustering_report", "dendrogram_purity",
-           "levelwise_scores", "matched_topic_mse", "match_topics", "completion_split",
-           "completion_log_likelihood"]
+           "levelwise_scores", "matched_topic_mse", "match_topics", "coherence", "Coherence"]
 
 
 def _check_pair(labels_true, labels_pred):
@@ -274,98 +279,192 @@ def matched_topic_mse(true_topics, estimated_topics):
     return float(np.mean(diff**2))
 
 
-def completion_split(X, held_out_fraction=0.2, random_state=0):
-    """Split counts for document completion: training documents, and for the held-out
-    documents an observed and a held-out half of their words.
+# ---------------------------------------------------------------------- topic coherence
+EPSILON = 1e-12  # gensim's, added to co-occurrence probabilities in every measure
+_MEASURES = {"umass": "umass", "u_mass": "umass", "npmi": "npmi", "c_npmi": "npmi",
+             "c_v": "c_v"}
 
-    A fraction ``held_out_fraction`` of the documents (chosen at random) is left out of training;
-    each of their words goes to the observed or the held-out half with probability 1/2
-    (binomial thinning of every count).
 
-    Returns
-    -------
-    train, observed, held_out : scipy.sparse.csr_matrix
-        ``train`` has the remaining documents; ``observed + held_out`` are the left-out ones.
+@dataclass(frozen=True)
+class Coherence:
+    """Result of :func:`coherence`.
+
+    Attributes
+    ----------
+    measure : {"umass", "npmi", "c_v"}
+    per_topic : ndarray of float of shape (n_topics,)
+        Each topic's coherence; NaN for a topic of fewer than two words (no pair to score).
+    mean : float
+        The mean over the topics that have a value (gensim's ``get_coherence``); NaN when none.
+    top_words : list of lists
+        The words scored, per topic: terms of the vocabulary when one is known, else column
+        indices of ``X``.
     """
-    from ._validation import check_counts, check_random_state
 
-    X = check_counts(X, "X")
-    if not 0.0 < held_out_fraction < 1.0:
-        raise ValueError(f"held_out_fraction must lie in (0, 1); got {held_out_fraction!r}.")
-    rng = check_random_state(random_state)
-    n = X.shape[0]
-    n_held = int(round(held_out_fraction * n))
-    if not 0 < n_held < n:
-        raise ValueError(f"X has {n} documents: too few to leave out {held_out_fraction:.0%}.")
-    order = rng.permutation(n)
-    held, kept = np.sort(order[:n_held]), np.sort(order[n_held:])
-    left_out = X[held]
-    observed = left_out.copy()
-    observed.data = rng.binomial(left_out.data, 0.5)
-    held_out = left_out - observed
-    observed.eliminate_zeros()
-    held_out.eliminate_zeros()
-    return X[kept], observed, held_out
+    measure: str
+    per_topic: np.ndarray
+    mean: float
+    top_words: list
+
+    def to_dict(self):
+        """Plain Python values for JSON: ``measure``, ``mean`` and ``per_topic`` (NaN as None)."""
+        def plain(value):
+            return None if np.isnan(value) else float(value)
+
+        return dict(measure=self.measure, mean=plain(self.mean),
+                    per_topic=[plain(v) for v in self.per_topic])
 
 
-def completion_log_likelihood(topics, observed, held_out, weight_prior=None):
-    r"""Held-out log-likelihood per word by document completion.
+def coherence(topics, X, measure="umass", vocabulary=None, n=10):
+    r"""Topic coherence from document co-occurrence, per topic and on average, as gensim's
+    ``CoherenceModel`` defines it.
 
-    Each document's weights are the MAP given its ``observed`` words and the fixed ``topics``
-    (prior :math:`\mathrm{Dir}(c)`, default :math:`c = 1/K`, the topic model's own solver);
-    the score is
+    With :math:`D(w)` the number of documents of ``X`` that hold term :math:`w`,
+    :math:`D(w, w')` the number that hold both, :math:`N` the number of documents (empty ones
+    included), :math:`P = D/N` and :math:`\epsilon = 10^{-12}`, a topic's top words
+    :math:`w_1, \dots, w_m` (best first) score
 
-    .. math::
+    * ``"umass"`` (Mimno et al., 2011, gensim's ``u_mass``): the mean over :math:`i > j` of
+      :math:`\log \frac{P(w_i, w_j) + \epsilon}{P(w_j)}` (gensim's ``s_one_pre`` segmentation:
+      each word conditioned on every better-ranked one; gensim's :math:`\epsilon` in place of
+      Mimno's +1). At most 0; higher is more coherent.
+    * ``"npmi"`` (gensim's ``c_npmi``): the mean over :math:`i \ne j` of
+      :math:`\mathrm{NPMI}(w_i, w_j) = \log \frac{P(w_i, w_j) + \epsilon}{P(w_i) P(w_j)} \big/
+      \left(-\log(P(w_i, w_j) + \epsilon)\right)`, in about [-1, 1].
+    * ``"c_v"`` (Röder et al., 2015, gensim's ``c_v``): each word's context vector
+      :math:`v_i = (\mathrm{NPMI}(w_i, w_j))_{j=1..m}` (the diagonal included), the topic's
+      :math:`v = \sum_i v_i`, and the mean over :math:`i` of the cosine of :math:`v_i` and
+      :math:`v` (``one_set`` segmentation, :math:`\gamma = 1`), in about [0, 1].
 
-        \frac{\sum_{ij} h_{ij}\log\sum_k\hat\omega_{ik}\theta_{kj}}{\sum_{ij} h_{ij}}
+    **The document is the window.** gensim estimates the probabilities of ``c_npmi`` and
+    ``c_v`` from boolean sliding windows over token sequences (10 and 110 tokens by default),
+    counting each window as a document. Counts carry no token order, so here every document is
+    one window. That is exactly gensim's value with ``window_size`` at least the longest
+    document (gensim then takes each document whole), and so exactly gensim's default
+    ``c_v`` (``c_npmi``) on a corpus whose documents are at most 110 (10) tokens long. On
+    longer documents gensim's windows count nearby words only, which counts cannot reproduce.
+    ``umass`` counts documents in gensim too, so it is gensim's on any corpus.
 
-    over the ``held_out`` counts :math:`h`. The same estimator serves every model's topics, so
-    the score compares topics, not each tool's own weight inference.
+    A word that occurs in no document of ``X`` scores 0 in every ``umass`` pair that conditions
+    on it (gensim's rule) and in every ``npmi`` and ``c_v`` pair (where gensim divides by zero).
 
     Parameters
     ----------
-    topics : array-like of shape (K, p)
-        Rows on the simplex.
-    observed, held_out : sparse or dense counts of shape (n, p)
-        As returned by :func:`completion_split`.
-    weight_prior : float, optional
-        Dirichlet concentration :math:`c` of the weights.
+    topics : fitted model, or list of lists of str or int
+        A fitted :class:`~mixbayes.TopicModel`, :class:`~mixbayes.DirichletMultinomialMixture`
+        or categorical :class:`~mixbayes.HDPMixture` (its ``top_words`` by probability), or the
+        top words of each topic, best first: terms of ``vocabulary``, or column indices of
+        ``X``.
+    X : array-like, sparse matrix or Corpus of shape (n_documents, n_terms)
+        Word counts of the reference corpus (usually the one fitted); a
+        :class:`~mixbayes.Corpus` brings its vocabulary.
+    measure : {"umass", "npmi", "c_v"}, default="umass"
+        gensim's names ``"u_mass"`` and ``"c_npmi"`` are accepted too.
+    vocabulary : sequence of str of length n_terms, optional
+        Maps words to the columns of ``X`` (default: the Corpus's, when ``X`` is one).
+    n : int, default=10
+        Top words per topic: taken from a model, or the first ``n`` of each given list (gensim's
+        ``topn``).
 
     Returns
     -------
-    float
-        ``-inf`` when a held-out word has probability 0 under every topic (words of terms a
-        model never saw in training, for instance: restrict the vocabulary to the training
-        documents' terms to compare such models); observed words of that kind are ignored.
+    Coherence
+        ``per_topic``, ``mean``, ``measure`` and the ``top_words`` scored.
+
+    Examples
+    --------
+    >>> import mixbayes as mb
+    >>> corpus = mb.Corpus.from_texts(["apple banana", "apple banana cherry", "cherry date"])
+    >>> result = mb.metrics.coherence([["apple", "banana"], ["apple", "date"]], corpus)
+    >>> [round(v, 3) for v in result.per_topic]
+    [0.0, -27.226]
     """
     from ._validation import check_counts
-    from .topics import _fit, _kernels
 
-    topics = np.asarray(topics, dtype=float)
-    observed = check_counts(observed, "observed")
-    held_out = check_counts(held_out, "held_out")
-    if topics.ndim != 2 or topics.shape[1] != observed.shape[1]:
-        raise ValueError(f"topics must have shape (K, {observed.shape[1]}); got {topics.shape}.")
-    if observed.shape != held_out.shape:
-        raise ValueError("observed and held_out must have the same shape; got "
-                         f"{observed.shape} and {held_out.shape}.")
-    if not np.all(np.isfinite(topics)) or topics.min() < 0:
-        raise ValueError("topics must be finite and non-negative.")
-    K = topics.shape[0]
-    theta_PK = np.ascontiguousarray((topics / topics.sum(axis=1, keepdims=True)).T)
-    impossible = theta_PK.max(axis=1) == 0
-    if impossible.any():
-        # such words say nothing about the weights; held out, they make the score -inf
-        if held_out[:, impossible].sum() > 0:
-            return -np.inf
-        keep = np.flatnonzero(~impossible)
-        theta_PK = np.ascontiguousarray(theta_PK[keep])
-        observed, held_out = observed[:, keep], held_out[:, keep]
-    omega = np.full((observed.shape[0], K), 1.0 / K)
-    if K > 1:
-        counts = _fit.CountsCSR.from_matrix(observed)
-        c = 1.0 / K if weight_prior is None else float(weight_prior)
-        _fit.solve_weights(counts, theta_PK, omega, c, 1e-6, 1000)
-    held = _fit.CountsCSR.from_matrix(held_out)
-    total = _kernels.log_likelihood(held.indptr, held.indices, held.data, theta_PK, omega)
-    return float(total / held.data.sum())
+    kind = _MEASURES.get(measure) if isinstance(measure, str) else None
+    if kind is None:
+        raise ValueError(f"measure must be one of 'umass', 'npmi', 'c_v'; got {measure!r}.")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be an integer >= 1; got {n!r}.")
+    if vocabulary is None:
+        vocabulary = getattr(X, "vocabulary", None)
+    X = check_counts(X, "X")
+    columns, words = _topic_columns(topics, X.shape[1], vocabulary, int(n))
+    present = sp.csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr),
+                            shape=X.shape).tocsc()  # documents x terms, 1 where a term occurs
+    per_topic = np.array([_topic_coherence(present, cols, kind) for cols in columns])
+    scored = per_topic[~np.isnan(per_topic)]
+    mean = float(scored.mean()) if scored.size else float("nan")
+    return Coherence(kind, per_topic, mean, words)
+
+
+def _topic_columns(topics, n_terms, vocabulary, n):
+    """Every topic's top words as column indices of X, and as the words to report."""
+    if vocabulary is not None:
+        vocabulary = np.asarray(vocabulary, dtype=object)
+        if vocabulary.shape != (n_terms,):
+            raise ValueError(f"vocabulary must have one entry per column of X ({n_terms}); got "
+                             f"{vocabulary.shape[0] if vocabulary.ndim else 0}.")
+    if hasattr(topics, "top_words") and hasattr(topics, "n_features_in_"):
+        if topics.n_features_in_ != n_terms:
+            raise ValueError(f"X has {n_terms} terms but the model was fitted on "
+                             f"{topics.n_features_in_}.")
+        columns = [np.asarray(row, dtype=np.int64)
+                   for row in topics.top_words(np.arange(n_terms), n=n)]
+    else:
+        if isinstance(topics, (str, bytes)) or not hasattr(topics, "__len__") or not len(topics):
+            raise ValueError("topics must be a fitted model or a non-empty list of word lists; "
+                             f"got {type(topics).__name__}.")
+        index = None if vocabulary is None else {w: j for j, w in enumerate(vocabulary)}
+        columns = []
+        for k, topic in enumerate(topics):
+            if isinstance(topic, (str, bytes)):
+                raise ValueError(f"topics[{k}] must be a list of words; got the string "
+                                 f"{topic!r}.")
+            cols = []
+            for word in list(topic)[:n]:
+                if isinstance(word, (int, np.integer)) and not isinstance(word, bool) and (
+                        index is None or word not in index):
+                    if not 0 <= word < n_terms:
+                        raise ValueError(f"topics[{k}] holds column {word}, outside X's "
+                                         f"{n_terms} columns.")
+                    cols.append(int(word))
+                elif index is None:
+                    raise ValueError(f"topics[{k}] holds the word {word!r}: give vocabulary "
+                                     "(or X as a Corpus) to map words to columns of X.")
+                elif word in index:
+                    cols.append(index[word])
+                else:
+                    raise ValueError(f"topics[{k}] holds {word!r}, which is not in the "
+                                     "vocabulary.")
+            columns.append(np.asarray(cols, dtype=np.int64))
+    words = [[vocabulary[j] if vocabulary is not None else int(j) for j in cols]
+             for cols in columns]
+    return columns, words
+
+
+def _topic_coherence(present, cols, kind):
+    """One topic's coherence from the documents-by-terms presence matrix (CSC)."""
+    m = cols.size
+    if m < 2:
+        return float("nan")
+    sub = present[:, cols]
+    n_docs = present.shape[0]
+    prob = (sub.T @ sub).toarray() / n_docs  # P(w_i, w_j); P(w_i) on the diagonal
+    single = np.diag(prob).copy()
+    seen = single > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "umass":
+            lower = np.tril_indices(m, -1)  # i > j: w_i given the better-ranked w_j
+            values = np.log((prob + EPSILON) / single[None, :])[lower]
+            values[~seen[lower[1]]] = 0.0
+            return float(values.mean())
+        joint = prob + EPSILON
+        npmi = np.log(joint / np.outer(single, single)) / -np.log(joint)
+    npmi[~(seen[:, None] & seen[None, :])] = 0.0
+    if kind == "npmi":
+        return float(npmi[~np.eye(m, dtype=bool)].mean())
+    total = npmi.sum(axis=0)  # the context vector of the whole topic (gamma = 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cosines = npmi @ total / (np.linalg.norm(npmi, axis=1) * np.linalg.norm(total))
+    return float(cosines.mean())

@@ -129,7 +129,7 @@ def test_restarts_keep_the_highest_log_posterior_and_escape_a_local_optimum():
     """Seed 3 of the §5.1 design: the single default start ends with two true topics shared
     among three fitted ones (MSE 2e-6); of three starts the best reaches MSE 1.6e-7."""
     corpus, truth = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=3)
-    train, _, _ = mb.metrics.completion_split(corpus.counts, 0.2, random_state=3)
+    train, _, _ = mb.topics.completion_split(corpus.counts, 0.2, random_state=3)
     single = TopicModel(10, random_state=3).fit(train)
     best = TopicModel(10, n_init=3, random_state=3).fit(train)
     assert best.log_posterior_ > single.log_posterior_ + 1000
@@ -214,6 +214,8 @@ def test_bad_parameters_and_shapes():
         model.transform(np.ones((1, 4), dtype=int))
     with pytest.raises(ValueError, match=r"\[2, 3\]"):
         mb.select_n_topics(X, [1, 2])
+    with pytest.raises(ValueError, match="coherence must be one of"):
+        mb.select_n_topics(X, [2], coherence="u_mass ")
 
 
 # ------------------------------------------------------------------ the evidence
@@ -307,8 +309,14 @@ def test_dispersion_names_the_smaller_k_when_the_bayes_factor_overshoots():
     (a known weakness on small corpora), the dispersion test first accepts K = 4; the
     selection says so, and names the K, instead of presenting the larger K alone."""
     corpus, _ = mb.datasets.make_topic_corpus(300, 200, 4, random_state=0)
-    selection = mb.select_n_topics(corpus.counts, range(2, 9), verbose=0)
+    selection = mb.select_n_topics(corpus.counts, range(2, 9), verbose=0, coherence="npmi")
     assert selection.dispersion_k == 4
+    # the coherence column: each fit's mean NPMI, shown beside the Bayes factor
+    assert selection.coherence == "npmi" and "coherence" in str(selection).splitlines()[0]
+    assert np.all(np.abs(selection.column("coherence")) <= 1)
+    best_row = selection.table[selection.column("k").tolist().index(selection.best_k)]
+    assert best_row["coherence"] == mb.metrics.coherence(selection.best_model, corpus.counts,
+                                                         "npmi").mean
     p = selection.column("p_value")
     assert p[1] < 1e-10 and p[2] >= 0.05  # K = 3 rejected, K = 4 accepted
     assert selection.best_k > 4  # the overshoot this note exists for
@@ -380,6 +388,17 @@ def test_cli_topics_end_to_end(tmp_path):
     overshoot = adequate and min(adequate) < summary["n_topics"]
     assert bool(summary["notes"]) == (summary["n_topics"] in (2, 6) or bool(overshoot))
     assert all(f"note: {note}" in result.stdout for note in summary["notes"])
+    # coherence: per topic and mean in topics.json (umass by default), a column of selection.csv
+    model = mb.load(out / "model.npz")
+    expected = mb.metrics.coherence(model, corpus.counts, "umass", n=10)
+    assert summary["coherence"] == dict(measure="umass", mean=pytest.approx(expected.mean),
+                                        top_words=10)
+    for topic in summary["topics"]:
+        assert topic["coherence"] == pytest.approx(expected.per_topic[topic["topic"]])
+    header = (out / "selection.csv").read_text().splitlines()[0].split(",")
+    assert all(float(r[header.index("coherence")]) < 0 for r in rows)
+    assert f"coherence (umass, top 10 words, document co-occurrence): mean {expected.mean:.3f}" \
+        in result.stdout
     bad = subprocess.run([sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "none.mtx"),
                           "-k", "3", "-q"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1

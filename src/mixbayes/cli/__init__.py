@@ -8,14 +8,15 @@
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
+    mixbayes inspect MODEL.npz [--vocabulary FILE]
 
-Every run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
+Every fitting run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
 ``model.npz``, ``summary.json``, PNG figures) to ``--out`` and prints a short summary. Errors
 are one line on stderr and exit status 2 (usage) or 1 (anything else), never a traceback; a
 run that fails leaves ``--out`` as it was.
 
 The parser and the rules that tie options to models live here; each command runs in its own
-module (:mod:`.cluster`, :mod:`.topics`), sharing the readers (:mod:`._inputs`) and the
+module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`), sharing the readers (:mod:`._inputs`) and the
 writers (:mod:`._outputs`).
 """
 
@@ -244,8 +245,24 @@ def build_parser():
                         help="fit every K of --select (default: stop after two decreases)")
     topics.add_argument("--labels", default=None, metavar="FILE",
                         help="one known label per document, to score each document's main topic")
+    topics.add_argument("--coherence", choices=("umass", "npmi", "c_v"), default="umass",
+                        help="topic coherence in topics.json and selection.csv, from document "
+                        "co-occurrence of each topic's --top words (default: %(default)s)")
     _add_text_options(topics)
     _add_common(topics, "mixbayes-topics")
+
+    inspect = sub.add_parser("inspect", allow_abbrev=False,
+                             help="say what a saved model file is",
+                             description="Print a saved model's kind, settings, size, fitted "
+                             "figures and top terms.")
+    inspect.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+                         "mixbayes.save")
+    inspect.add_argument("--vocabulary", default=None, metavar="FILE",
+                         help="one term per line (e.g. the corpus's vocab.txt), to name the "
+                         "top terms (default: column numbers; a model file stores no "
+                         "vocabulary)")
+    inspect.add_argument("--top", type=_positive_int, default=10, metavar="N",
+                         help="top terms shown per cluster or topic (default: %(default)s)")
     return parser
 
 
@@ -281,7 +298,8 @@ def _apply_rules(args):
             if model in models and not (dest == "n_components" and args.select is not None):
                 settings[dest] = getattr(args, dest)
     else:
-        settings.update(n_components=args.n_components, scan_all=args.scan_all)
+        settings.update(n_components=args.n_components, scan_all=args.scan_all,
+                        coherence=args.coherence)
     for dest, (flag, default) in _TEXT_OPTIONS.items():
         value = getattr(args, dest)
         if value is not None and points:
@@ -321,6 +339,11 @@ def run(args, stream=None):
 
     from ._outputs import OutputFolder
 
+    stream = sys.stdout if stream is None else stream
+    if args.command == "inspect":
+        from .inspect import run_inspect
+
+        return run_inspect(args, stream)
     settings = _apply_rules(args)
     verbose = 0 if args.quiet else 1
     text = io.StringIO()
@@ -333,7 +356,6 @@ def run(args, stream=None):
             from . import cluster
 
             status = cluster.run_cluster(args, settings, out, verbose, text)
-    stream = sys.stdout if stream is None else stream
     stream.write(text.getvalue())
     stream.flush()
     return status

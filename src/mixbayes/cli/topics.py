@@ -28,10 +28,11 @@ def run_topics(args, settings, out, verbose, stream):
             raise ValueError("--select must start at 2 or more topics (the Bayes factor is "
                              "against one topic).")
         selection = select_n_topics(corpus.counts, args.select, estimator,
-                                    scan_all=args.scan_all, verbose=verbose)
+                                    scan_all=args.scan_all, verbose=verbose,
+                                    coherence=args.coherence)
         model = selection.best_model
         columns = ["k", "log_bayes_factor", "dispersion", "df", "p_value", "log_posterior",
-                   "n_iter", "seconds"]
+                   "coherence", "n_iter", "seconds"]
         write_rows(out.file("selection.csv"), columns,
                    ([f"{row[c]:.6g}" for c in columns] for row in selection.table))
         save_figure(selection.plot(), out.file("selection.png"))
@@ -41,13 +42,16 @@ def run_topics(args, settings, out, verbose, stream):
     elapsed = time.perf_counter() - start
     by_probability = model.top_words(corpus.vocabulary, args.top)
     by_lift = model.top_words(corpus.vocabulary, args.top, by="lift")
+    coherence = metrics.coherence(model, corpus.counts, args.coherence, n=args.top).to_dict()
     topics = [dict(topic=int(k), usage=float(model.usage_[k]), top_words=by_probability[k],
-                   top_words_by_lift=by_lift[k])
+                   top_words_by_lift=by_lift[k], coherence=coherence["per_topic"][k])
               for k in np.argsort(-model.usage_, kind="stable")]
     main_topic = model.doc_topic_.argmax(axis=1)
     summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
                    n_topics=int(model.n_components), log_posterior=float(model.log_posterior_),
-                   n_iter=int(model.n_iter_), seconds=round(elapsed, 3))
+                   n_iter=int(model.n_iter_), seconds=round(elapsed, 3),
+                   coherence=dict(measure=coherence["measure"], mean=coherence["mean"],
+                                  top_words=args.top))
     if corpus.labels is not None:
         summary["scores"] = metrics.clustering_report(corpus.labels, main_topic)
     if selection is not None:
@@ -70,6 +74,9 @@ def run_topics(args, settings, out, verbose, stream):
         print(str(selection), file=stream)
     print_groups([dict(t, sort=t["usage"]) for t in topics], "topic",
                  lambda t: f"usage {t['usage']:.3f}", stream, "topics.json")
+    if coherence["mean"] is not None:
+        print(f"coherence ({coherence['measure']}, top {plural(args.top, 'word')}, document "
+              f"co-occurrence): mean {coherence['mean']:.3f}", file=stream)
     if "scores" in summary:
         s = summary["scores"]
         print(f"against known labels (each document's main topic): NMI {s['nmi']:.3f}  "

@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
+from .._terms import top_terms
 from .._validation import (
     Interval,
     RandomState,
@@ -23,7 +24,6 @@ from .._validation import (
     check_points,
     check_random_state,
     plural,
-    top_terms,
     validate_params,
 )
 from ..diagnostics import effective_sample_size, geweke_z, split_rhat

@@ -26,7 +26,8 @@ from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import Interval, Options, RandomState, check_counts, top_terms
+from .._terms import top_terms
+from .._validation import Interval, Options, RandomState, check_counts
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient

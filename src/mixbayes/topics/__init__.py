@@ -1,7 +1,9 @@
 """Topic models by joint MAP, and choosing the number of topics (document 3)."""
 
+from .evaluation import completion_log_likelihood, completion_split
 from .evidence import TopicEvidence, topic_evidence
 from .model import TopicModel
 from .selection import TopicSelection, select_n_topics
 
-__all__ = ["TopicModel", "TopicEvidence", "TopicSelection", "select_n_topics", "topic_evidence"]
+__all__ = ["TopicModel", "TopicEvidence", "TopicSelection", "completion_log_likelihood",
+           "completion_split", "select_n_topics", "topic_evidence"]

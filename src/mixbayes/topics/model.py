@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
+from .._terms import top_terms
 from .._validation import (
     Interval,
     Options,
@@ -26,7 +27,6 @@ from .._validation import (
     check_counts,
     check_n_features,
     plural,
-    top_terms,
     validate_params,
 )
 from ..exceptions import ConvergenceWarning

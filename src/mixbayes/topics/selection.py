@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
+from .. import metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import check_counts
@@ -34,7 +35,8 @@ class TopicSelection:
     ----------
     table : list of dict
         One row per K fitted: ``k``, ``log_bayes_factor``, ``log_marginal_likelihood``,
-        ``dispersion``, ``df``, ``p_value``, ``log_posterior``, ``n_iter``, ``seconds``.
+        ``dispersion``, ``df``, ``p_value``, ``log_posterior``, ``n_iter``, ``seconds``, and
+        ``coherence`` (the mean over topics) when :func:`select_n_topics` was asked for it.
     best_k : int
         The K with the largest log Bayes factor.
     best_model : TopicModel
@@ -43,11 +45,14 @@ class TopicSelection:
         The smallest K whose residual dispersion is consistent with the multinomial
         (``p_value >= 0.05``: no extra-multinomial variation left for more topics to explain),
         None when no K fitted is; see :attr:`notes` when it differs from ``best_k``.
+    coherence : str or None
+        The coherence measure of the table's ``coherence`` column, None without one.
     """
 
     table: list
     best_k: int
     best_model: object = field(repr=False)
+    coherence: str = None
 
     def column(self, name):
         """One column of the table as an array."""
@@ -94,6 +99,8 @@ class TopicSelection:
     def __str__(self):
         columns = {"k": "d", "log_bayes_factor": ".1f", "dispersion": ".3g", "p_value": ".3g",
                    "n_iter": "d"}
+        if self.coherence is not None:
+            columns["coherence"] = ".3g"
         lines = [format_table(self.table, columns),
                  f"chosen K = {self.best_k} by the log Bayes factor against one topic"
                  + ("" if self.dispersion_k is None else
@@ -130,7 +137,7 @@ def _training_counts(model, X):
 
 
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=1):
+                    verbose=1, coherence=None):
     """Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
 
     Parameters
@@ -147,6 +154,10 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     verbose : int, default=1
         0: silent; 1: a progress bar over the candidates once the search has run a few
         seconds; 2: a bar from the start.
+    coherence : {"umass", "npmi", "c_v"}, optional
+        Add a ``coherence`` column: each fit's mean topic coherence over its 10 top words on
+        ``X`` (:func:`mixbayes.metrics.coherence`), shown beside the Bayes factor. It plays no
+        part in the choice of K. Off by default; it costs about one sparse product per topic.
 
     Returns
     -------
@@ -154,6 +165,9 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
         ``print(selection)`` shows the table, the choice and any notes.
     """
     X = check_counts(X, "X")
+    if coherence is not None and coherence not in ("umass", "npmi", "c_v"):
+        raise ValueError(f"coherence must be one of 'umass', 'npmi', 'c_v' or None; got "
+                         f"{coherence!r}.")
     candidates = sorted({int(k) for k in candidates})
     if not candidates:
         raise ValueError("candidates must hold at least one number of topics; got none.")
@@ -184,6 +198,8 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
                 p_value=evidence.p_value, log_posterior=model.log_posterior_,
                 n_iter=model.n_iter_, seconds=time.perf_counter() - start,
             ))
+            if coherence is not None:
+                table[-1]["coherence"] = metrics.coherence(model, X, coherence).mean
             models[k] = model
             previous = model
             bar.update()
@@ -192,4 +208,4 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
                     and all(bf[-i] < bf[-i - 1] for i in range(1, stop_after + 1))):
                 break
     best = max(table, key=lambda row: row["log_bayes_factor"])["k"]
-    return TopicSelection(table, best, models[best])
+    return TopicSelection(table, best, models[best], coherence)

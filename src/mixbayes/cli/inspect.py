@@ -1,0 +1,154 @@
+"""``mixbayes inspect``: what a saved model file is, in a few lines.
+
+Kind, settings, size, fitted figures (K, the ELBO or log posterior, iterations, convergence)
+and the top terms of every component or topic (at most :data:`SHOWN`). A model file stores no
+vocabulary, so terms are column numbers unless ``--vocabulary FILE`` names them. A file that
+is not a mixbayes model, or was written by a newer mixbayes, is refused by
+:func:`mixbayes.load` with its one-line error.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .._validation import plural
+from ._outputs import SHOWN
+
+_KINDS = {
+    "DirichletMultinomialMixture": ("Dirichlet-multinomial mixture (one cluster per document)",
+                                    "cluster"),
+    "VariationalGaussianMixture": ("variational Gaussian mixture", "component"),
+    "TopicModel": ("topic model (every document mixes topics)", "topic"),
+    "HDPMixture": ("hierarchical Dirichlet process mixture", "cluster"),
+}
+
+
+def run_inspect(args, stream):
+    """Print the summary of ``args.model`` to ``stream``; returns the exit status."""
+    from ..corpus import _read_list
+    from ..persist import load
+
+    model = load(args.model)
+    vocabulary = None
+    if args.vocabulary is not None:
+        vocabulary = _read_list(args.vocabulary, "--vocabulary")
+        if len(vocabulary) != model.n_features_in_:
+            raise ValueError(f"--vocabulary: {args.vocabulary!r} lists "
+                             f"{plural(len(vocabulary), 'term')} but the model has "
+                             f"{model.n_features_in_}.")
+    for line in describe(model, args.model, vocabulary, args.top):
+        print(line, file=stream)
+    return 0
+
+
+def describe(model, path, vocabulary=None, top=10):
+    """The lines :func:`run_inspect` prints."""
+    name = type(model).__name__
+    kind, unit = _KINDS[name]
+    meta = _meta(path)
+    lines = [f"{path}: {name}, {kind}; saved by mixbayes {meta.get('version', '?')} "
+             f"(file format {meta.get('format', '?')})",
+             "settings: " + _settings(model)]
+    lines += _figures(model, name, unit)
+    lines += _top_terms(model, name, unit, vocabulary, top)
+    return lines
+
+
+def _meta(path):
+    """The file's metadata (already checked by :func:`~mixbayes.load`)."""
+    import os
+
+    if not os.path.exists(path) and os.path.isfile(path + ".npz"):
+        path += ".npz"
+    with np.load(path, allow_pickle=False) as data:
+        return json.loads(str(data["__meta__"]))
+
+
+def _settings(model):
+    def text(value):
+        if isinstance(value, float):
+            return f"{value:g}"
+        if isinstance(value, (list, tuple, np.ndarray)):
+            return f"array of {np.size(value)}"
+        return str(value)
+
+    params = model.get_params(deep=False)
+    return ", ".join(f"{key}={text(value)}" for key, value in sorted(params.items())
+                     if key != "verbose")
+
+
+def _converged(flag):
+    return "converged" if flag else "NOT converged (raise max_iter)"
+
+
+def _figures(model, name, unit):
+    p = model.n_features_in_
+    if name == "HDPMixture":
+        categorical = model.kernel == "categorical"
+        data = (f"{plural(model.n_groups_, 'document')} x {plural(p, 'term')}" if categorical
+                else f"{plural(len(model.labels_), 'point')} in {plural(model.n_groups_, 'group')}"
+                f" x {plural(p, 'feature')}")
+        chains, sweeps = model.trace_.shape
+        log_joint = model.trace_["log_joint"][:, -1]
+        verdict = ("settled (no convergence warning)" if not model.convergence_warnings_ else
+                   f"NOT settled: {model.convergence_warnings_[0]}")
+        return [f"size: {data} -> {plural(model.n_components_, unit)}",
+                f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; final log joint "
+                f"{', '.join(f'{v:.6g}' for v in log_joint)}; R-hat of the log joint "
+                f"{float(model.rhat_['log_joint']):.3g}; {verdict}"]
+    if name == "TopicModel":
+        return [f"size: {plural(model.doc_topic_.shape[0], 'document')} x {plural(p, 'term')} "
+                f"-> {plural(model.n_components, unit)}",
+                f"fit: log posterior {model.log_posterior_:.6g} after "
+                f"{plural(model.n_iter_, 'iteration')}, {_converged(model.converged_)}"]
+    n = len(model.labels_)
+    if name == "VariationalGaussianMixture":
+        size = (f"size: {plural(n, 'point')} x {plural(p, 'feature')} -> "
+                f"{plural(model.n_components, unit)} ({model.n_effective_components_} in use, "
+                f"{model.covariance_type} covariance)")
+    else:
+        used = int(np.count_nonzero(np.bincount(model.labels_, minlength=model.n_components)))
+        size = (f"size: {plural(n, 'document')} x {plural(p, 'term')} -> "
+                f"{plural(model.n_components, unit)} ({used} holding documents)")
+    return [size, f"fit: ELBO {model.elbo_:.6g} after {plural(model.n_iter_, 'iteration')}, "
+            f"{_converged(model.converged_)}"]
+
+
+def _top_terms(model, name, unit, vocabulary, top):
+    if name == "VariationalGaussianMixture" or (name == "HDPMixture"
+                                                and model.kernel != "categorical"):
+        order = np.argsort(-model.weights_, kind="stable") if name != "HDPMixture" else None
+        if order is None:
+            sizes = np.bincount(model.labels_, minlength=model.n_components_)
+            return [f"{unit} {k}: {plural(int(sizes[k]), 'point')}, mean "
+                    f"{_vector(model.components_[k])}"
+                    for k in np.argsort(-sizes, kind="stable")[:SHOWN]]
+        return [f"{unit} {k}: weight {model.weights_[k]:.3f}, mean {_vector(model.means_[k])}"
+                for k in order[:SHOWN]]
+    names = np.arange(model.n_features_in_) if vocabulary is None else vocabulary
+    words = model.top_words(names, n=top)
+    if name == "TopicModel":
+        share = model.usage_
+        notes = [f"usage {v:.3f}" for v in share]
+    elif name == "HDPMixture":
+        share = np.bincount(model.group_labels_, minlength=model.n_components_)
+        notes = [plural(int(v), "document") for v in share]
+    else:
+        share = model.weights_
+        notes = [f"weight {v:.3f}" for v in share]
+    header = "top terms by probability" + ("" if vocabulary is not None else
+                                           " (column numbers: the file stores no vocabulary; "
+                                           "--vocabulary FILE names them)") + ":"
+    order = np.argsort(-share, kind="stable")
+    lines = [header] + [f"  {unit} {k} ({notes[k]}): "
+                        f"{' '.join(str(w) for w in words[k])}" for k in order[:SHOWN]]
+    if len(order) > SHOWN:
+        lines.append(f"  ... and {plural(len(order) - SHOWN, unit)} more")
+    return lines
+
+
+def _vector(values, shown=4):
+    text = ", ".join(f"{v:.3g}" for v in values[:shown])
+    return f"({text}{', ...' if len(values) > shown else ''})"

@@ -1,0 +1,115 @@
+"""``mixbayes inspect``: a few lines on each kind of saved model, one clear error on a bad file."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import mixbayes as mb
+from mixbayes.cli import main
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """One small saved model of every kind, and the corpus the count models were fitted on."""
+    folder = tmp_path_factory.mktemp("models")
+    corpus, _ = mb.datasets.make_topic_corpus(60, 30, 3, 40, random_state=0)
+    points, _ = mb.datasets.make_gaussian_mixture(90, 3, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = dict(
+            dmm=mb.DirichletMultinomialMixture(3, n_init=1, random_state=0).fit(corpus.counts),
+            gmm=mb.VariationalGaussianMixture(3, n_init=1, random_state=0).fit(points),
+            topics=mb.TopicModel(3, random_state=0).fit(corpus.counts),
+            hdp=mb.HDPMixture(kernel="categorical", n_iter=6, random_state=0).fit(
+                corpus.counts),
+        )
+    paths = {kind: mb.save(model, folder / f"{kind}.npz") for kind, model in models.items()}
+    (folder / "vocab.txt").write_text("\n".join(corpus.vocabulary) + "\n")
+    return paths, models, corpus, folder
+
+
+def _inspect(capsys, *args):
+    status = main(["inspect", *map(str, args)])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("kind, name, size, fit", [
+    ("dmm", "DirichletMultinomialMixture", "60 documents x 30 terms -> 3 clusters",
+     "fit: ELBO {elbo_:.6g} after {n_iter_} iterations, converged"),
+    ("gmm", "VariationalGaussianMixture", "90 points x 3 features -> 3 components",
+     "fit: ELBO {elbo_:.6g} after {n_iter_} iterations, converged"),
+    ("topics", "TopicModel", "60 documents x 30 terms -> 3 topics",
+     "fit: log posterior {log_posterior_:.6g} after {n_iter_} iterations, converged"),
+    ("hdp", "HDPMixture", "60 documents x 30 terms -> {n_components_} clusters",
+     "fit: 1 chain x 6 sweeps; final log joint"),
+])
+def test_each_kind_in_a_few_lines(capsys, saved, kind, name, size, fit):
+    paths, models, _, _ = saved
+    model = models[kind]
+    status, out, err = _inspect(capsys, paths[kind], "--top", "4")
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{paths[kind]}: {name}, ")
+    assert f"saved by mixbayes {mb.__version__} (file format 1)" in lines[0]
+    assert lines[1].startswith("settings: ") and "random_state=0" in lines[1]
+    assert lines[2].startswith("size: " + size.format(**vars(model)))
+    assert lines[3].startswith(fit.format(**vars(model)))
+    if kind == "gmm":
+        means = [line for line in lines if line.startswith("component ")]
+        assert len(means) == 3  # every component, by weight
+        k = int(np.argmax(model.weights_))
+        assert means[0].startswith(f"component {k}: weight {model.weights_[k]:.3f}, mean (")
+        return
+    assert lines[4].startswith("top terms by probability (column numbers")
+    columns = model.top_words(np.arange(30), n=4)
+    shown = {int(line.split()[1]): line.split(": ")[1].split() for line in lines[5:]}
+    assert shown == {k: [str(c) for c in columns[k]] for k in shown}
+    assert len(shown) == (model.n_components_ if kind == "hdp" else 3)
+    assert len(lines) == 5 + len(shown)
+
+
+def test_vocabulary_names_the_terms(capsys, saved):
+    paths, models, corpus, folder = saved
+    status, out, _ = _inspect(capsys, paths["topics"], "--vocabulary", folder / "vocab.txt")
+    assert status == 0
+    words = models["topics"].top_words(corpus.vocabulary)
+    for k in range(3):
+        assert f"(usage {models['topics'].usage_[k]:.3f}): {' '.join(words[k])}" in out
+    (folder / "short.txt").write_text("a\nb\n")
+    status, _, err = _inspect(capsys, paths["topics"], "--vocabulary", folder / "short.txt")
+    assert status == 1 and "lists 2 terms but the model has 30" in err
+
+
+def _error(capsys, path, *fragments):
+    status, out, err = _inspect(capsys, path)
+    assert status == 1 and out == ""
+    assert err.startswith("mixbayes: error: ") and err.count("\n") == 1, err
+    for fragment in fragments:
+        assert fragment in err
+
+
+def test_bad_files_are_one_clear_error(capsys, saved, tmp_path):
+    paths = saved[0]
+    _error(capsys, tmp_path / "none.npz", "no such file")
+    text = tmp_path / "notes.npz"
+    text.write_text("not a model\n")
+    _error(capsys, text, "is not a model saved by mixbayes")
+    foreign = tmp_path / "foreign.npz"
+    np.savez(foreign, x=np.arange(3))
+    _error(capsys, foreign, "is not a model saved by mixbayes (no __meta__ entry)")
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, __meta__=np.array([{"a": 1}], dtype=object))
+    _error(capsys, pickled, "pickled objects, which are never loaded")
+    # another version: a newer file format, and an unknown class
+    with np.load(paths["dmm"]) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    for change, fragment in [(dict(format=2), "written by a newer mixbayes (format 2)"),
+                             (dict(cls="Tree"), "unknown model class 'Tree'")]:
+        arrays["__meta__"] = np.asarray(json.dumps({**meta, **change}))
+        other = tmp_path / "other.npz"
+        np.savez(other, **arrays)
+        _error(capsys, other, fragment)
