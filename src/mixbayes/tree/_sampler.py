@@ -43,6 +43,10 @@ One sweep, each step exact for its conditional target:
    :math:`\beta_z \sim \mathrm{Dir}(\gamma\beta_{parent(z)} + n_z)`. Both blocks are exact draws
    of the table-augmented target (lower weights integrated out where the tables are drawn).
 4. **Means** from their conjugate Normal (:func:`mixbayes.hdp._sampler.draw_atoms`).
+Steps 1-2 run in the numba kernel :mod:`mixbayes.tree._kernels` (about 10 us a point at
+N = 10,000, d = 10, C = 0); :func:`path_step_reference` is the same maths in plain Python, and
+the enumeration test runs both.
+
 5. **Discriminants** (:math:`C > 0`) node by node (:mod:`mixbayes.tree._regularisation`), from a
    random stream of their own, so that :math:`C = 0` leaves the BHMC chain untouched.
 """
