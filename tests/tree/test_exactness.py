@@ -2,8 +2,8 @@
 
 False-alarm budget: every statistical test here fails by chance with probability at most 1e-3
 (p-values against P_FLOOR = 1e-3, two-sided z-tests against Z_CEILING = 3.3, KS at 1e-3), and
-there are 13 such checks in this file (the Geweke tests count one per statistic), so the file
-fails by chance with probability at most about 1.3%.
+there are 14 such checks in this file (the Geweke tests count one per statistic), so the file
+fails by chance with probability at most about 1.4%.
 """
 
 import numpy as np
@@ -178,12 +178,14 @@ def _canonical(labels):
     return tuple(names.setdefault(label, len(names)) for label in labels)
 
 
-def test_tree_posterior_matches_enumeration():
+@pytest.mark.parametrize("reference", [False, True])
+def test_tree_posterior_matches_enumeration(reference):
     """Three 1-D points, depth 2: the sampler's frequencies of the nested partition (level-1
     and leaf) against the exact posterior, which sums the nested CRP over every tree, the
     multilevel franchise over every seating and the conjugate marginal likelihood over every
     component partition (all weights and means integrated out). Draws are every 2nd sweep;
-    chi-square over the 12 trees, cells with expected count below 5 pooled."""
+    chi-square over the 12 trees, cells with expected count below 5 pooled. Both the numba
+    kernel of the per-point moves and its plain-Python reference."""
     X = np.array([[-1.0], [-0.6], [1.2]])
     alpha, gamma0, gamma, sigma2, s02 = 1.0, 1.0, 1.5, 0.5, 2.0
     exact = _exact_tree_posterior(X[:, 0], alpha, gamma0, gamma, sigma2, s02)
@@ -193,7 +195,7 @@ def test_tree_posterior_matches_enumeration():
     state = _sampler.initial_state(data, rng)
     counts, n, thin = dict.fromkeys(exact, 0), 900, 2
     for sweep in range(50 + n * thin):
-        _sampler.sweep(data, state, rng)
+        _sampler.sweep(data, state, rng, reference=reference)
         if sweep >= 50 and (sweep - 50) % thin == 0:
             counts[(_canonical(state.paths[:, 0]), _canonical(state.paths[:, 1]))] += 1
     keys = sorted(exact, key=lambda k: -exact[k])
@@ -260,6 +262,41 @@ def _small_tree():
     x = np.array([[-2.0], [-1.5], [-0.2], [1.0], [2.5]])
     extended = np.hstack([x, np.ones((5, 1))])
     return children, paths, extended
+
+
+def test_kernel_slack_and_penalty_match_the_reference():
+    """The kernel's slack of every point, and its change of the summed slack for a path move
+    that opens a branch and empties another, against the reference (module
+    mixbayes.tree._regularisation and _sampler._penalty_change) on a random tree."""
+    from mixbayes.tree import _kernels
+
+    X, _ = make_tree_data(40, 2, "nested", branching=(3, 2), random_state=3)
+    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0, margin_weight=0.7,
+                             margin=0.5)
+    rng = np.random.default_rng(15)
+    paths = np.column_stack([np.arange(40) % 3, np.arange(40) % 6])
+    paths[0] = [3, 7]  # point 0 alone on its own branch
+    state = _sampler.initial_state(data, rng, np.random.default_rng(16), paths=paths)
+    eta, ext = state.eta, data.extended
+    everything = np.ones(state.alive.size, dtype=bool)
+    for m in range(40):
+        assert _kernels._slack(ext[m], state.paths[m], state.parent, state.alive, everything,
+                               eta, data.margin) == pytest.approx(reg.slack(
+                                   ext, state.paths, state.children, eta, data.margin, [m])[0])
+    # point 0 leaves its branch (both nodes vacated) for a new leaf under point 1's parent
+    old = state.paths[0].copy()
+    top = state.paths[1, 0]
+    state.count[old] -= 1
+    state.count[0] -= 1
+    leaf = state.new_node(top)
+    state.eta[leaf] = rng.standard_normal(eta.shape[1])
+    new = np.array([top, leaf])
+    created, vacated = [leaf], [int(z) for z in old]
+    expected = _sampler._penalty_change(data, state, 0, old, new, created, vacated)
+    got = _kernels._penalty_change(0, old, new, np.array(created), 1, np.array(vacated), 2,
+                                   state.paths, ext, state.parent, state.level, state.alive,
+                                   state.eta, data.margin_weight, data.margin)
+    assert expected != 0 and got == pytest.approx(expected)
 
 
 def test_worst_violation_is_the_arg_max():

@@ -157,3 +157,38 @@ def test_margin_weight_separates_siblings():
         low_end.append(np.quantile(margins, 0.1))
     assert violations[0] > 0.8 and violations[1] < 0.3 and violations[2] < violations[1]
     assert low_end[0] < 0 < low_end[1] < low_end[2]
+
+
+# well separated (make_tree_data's docstring): sibling leaves 8.7 (depth 2) or 10 (depth 3)
+# sigma apart, siblings above twice their subtree's radius apart, top-level centres >= 25 / 40
+WELL_SEPARATED = {
+    2: dict(n_samples=180, branching=(3, 3), leaf_spread=5.0, parent_spread=20.0,
+            min_parent_distance=25.0),
+    3: dict(n_samples=240, branching=(2, 2, 3), leaf_spread=5.0, parent_spread=20.0,
+            min_parent_distance=40.0),
+}
+
+
+@pytest.mark.slow  # three fits of 180-240 points, 40 sweeps, per setting
+@pytest.mark.parametrize("depth, d", [(2, 2), (2, 10), (3, 2), (3, 10)])
+def test_recovery_of_well_separated_hierarchies(depth, d):
+    """Issue 14's recovery target at C = 1: level-wise NMI >= 0.9 at every level and
+    dendrogram purity >= 0.9, mean of data seeds 0-2 (points scaled by one number, so the
+    components stay isotropic). Measured (100 sweeps; 40 here give the same within 0.02):
+    NMI 1.0 at level 1, 0.95-0.99 below, purity 0.92-0.96. On seeds 3-5, not tuned on, the same
+    except depth 3, d = 10: purity 0.81 (one seed keeps two clusters in one leaf). The leaf
+    count follows the Ward start's sqrt(N/2) leaves (11 for 12 at depth 3): no move splits a
+    leaf holding two components. With C = 0 the levels above the leaves are not identified by
+    the BHMC likelihood and the leaves fragment: purity 0.61-0.65, level-1 NMI 0.72-0.94."""
+    scores = []
+    for seed in range(3):
+        X, truth = mb.datasets.make_tree_data(depth=depth, n_features=d, random_state=seed,
+                                              **WELL_SEPARATED[depth])
+        X = (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0).mean())
+        fitted = mb.HierarchicalMixture(depth, margin_weight=1.0, n_iter=40,
+                                        random_state=0).fit(X)
+        scores.append(list(mb.metrics.levelwise_scores(fitted.paths_, truth.paths))
+                      + [mb.metrics.dendrogram_purity(fitted.paths_, truth.paths[:, -1])])
+    mean = np.mean(scores, axis=0)
+    assert np.all(mean[:depth] >= 0.9), mean
+    assert mean[depth] >= 0.9, mean

@@ -332,6 +332,7 @@ class _TreeSettings:
     mean_prior_variance: float
     leaf_spread: float
     parent_spread: float
+    min_parent_distance: float
 
 
 def _ncrp_paths(n, depth, alpha, rng):
@@ -353,6 +354,54 @@ def _ncrp_paths(n, depth, alpha, rng):
             path.append(key)
         paths.append(path)
     return paths
+
+
+def _nested_centres(n_samples, depth, d, branching, leaf_spread, parent_spread,
+                    min_parent_distance, rng):
+    """Leaf centres of ``make_tree_data(kind="nested")`` and each leaf's node at every level
+    (ids unique per level), shape (n_leaves, depth)."""
+    if depth < 2:
+        raise ValueError(f"depth must be at least 2 for kind='nested'; got {depth!r}.")
+    branching = tuple(int(b) for b in np.ravel(branching))
+    n_parents = branching[0] if branching else 0
+    if depth == 2 and len(branching) == n_parents + 1 and n_parents != 1:
+        per_parent = [np.asarray(branching[1:], dtype=np.int64)]
+    elif len(branching) == depth:
+        per_parent = [np.full(branching[0], branching[1], dtype=np.int64)] + list(branching[2:])
+    else:
+        per_parent = None
+    if (per_parent is None or n_parents < 1 or np.any(per_parent[0] < 1)
+            or any(b < 1 for b in per_parent[1:])):
+        raise ValueError("branching must be one number of children per level (depth numbers), or "
+                         "for depth 2 (n_parents, leaves of parent 1, ..., leaves of parent n); "
+                         f"got {branching!r}.")
+    for _ in range(1000):
+        centres = parent_spread * rng.standard_normal((n_parents, d))
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+        if n_parents < 2 or gaps[np.triu_indices(n_parents, 1)].min() >= min_parent_distance:
+            break
+    else:
+        raise ValueError(f"min_parent_distance={min_parent_distance} is out of reach for "
+                         f"{n_parents} centres drawn at parent_spread={parent_spread}.")
+    radii = [leaf_spread * (parent_spread / leaf_spread) ** ((depth - lev) / (depth - 1))
+             if leaf_spread > 0 else 0.0 for lev in range(2, depth + 1)]
+    paths = [[p] for p in range(n_parents)]
+    counter = [n_parents] + [0] * (depth - 1)
+    for lev in range(2, depth + 1):
+        new_centres, new_paths = [], []
+        for i, (centre, path) in enumerate(zip(centres, paths)):
+            b = int(per_parent[0][i]) if lev == 2 else int(per_parent[lev - 2])
+            angles = 2 * np.pi * (np.arange(b) / b + rng.random())
+            offsets = np.zeros((b, d))
+            offsets[:, 0] = np.cos(angles)
+            if d > 1:
+                offsets[:, 1] = np.sin(angles)
+            new_centres.append(centre + radii[lev - 2] * offsets)
+            for _ in range(b):
+                new_paths.append(path + [counter[lev - 1]])
+                counter[lev - 1] += 1
+        centres, paths = np.vstack(new_centres), new_paths
+    return centres, np.asarray(paths, dtype=np.int64)
 
 
 def _level_labels(paths, depth):
@@ -395,7 +444,7 @@ def _franchise_components(paths, gamma0, gamma, rng):
 def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branching=(3, 3),
                    top_concentration=1.0, branch_concentration=1.0, path_concentration=1.0,
                    observation_variance=1.0, mean_prior_variance=25.0, leaf_spread=4.0,
-                   parent_spread=15.0, random_state=0):
+                   parent_spread=15.0, min_parent_distance=0.0, random_state=0):
     r"""Simulate points with a known hierarchy.
 
     ``kind="model"``: the generative process of document 5 (BHMC) with the node weights
@@ -404,12 +453,23 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
     :math:`\mu_k \sim N(0, s_0^2 I)` (:math:`s_0^2` = ``mean_prior_variance``) and
     :math:`x_n \sim N(\mu_{c_n}, \sigma^2 I)` (:math:`\sigma^2` = ``observation_variance``).
 
-    ``kind="nested"``: a nested Gaussian hierarchy like the document's Figure 2, of depth 2:
-    ``branching[0]`` parents with centres :math:`N(0, \text{parent\_spread}^2 I)`, each with
-    ``branching[1]`` leaves (a sequence gives every parent its own number) with centres at
-    ``leaf_spread`` around the parent's (evenly spread directions in the first two features);
+    ``kind="nested"``: a nested Gaussian hierarchy like the document's Figure 2:
+    ``branching[0]`` top-level nodes with centres :math:`N(0, \text{parent\_spread}^2 I)`
+    (redrawn until every two are at least ``min_parent_distance`` apart), each with
+    ``branching[1]`` children, and so on down to the leaves (depth 2 only: a sequence
+    ``branching[1:]`` of one number per parent gives every parent its own number of leaves).
+    A node's children have centres at radius :math:`r_\ell` around their parent's, evenly
+    spread on a circle in the first two features (turned at random), with
+    :math:`r_L` = ``leaf_spread`` and radii geometric between ``parent_spread`` and
+    ``leaf_spread`` above (:math:`r_\ell = r_L (\text{parent\_spread}/r_L)^{(L-\ell)/(L-1)}`);
     every leaf is one Gaussian component :math:`N(\text{centre}, \sigma^2 I)`, and the points are
-    spread evenly over the leaves. ``depth`` must be 2.
+    spread evenly over the leaves.
+
+    *Well separated*, as the recovery tests use the word: sibling leaves at least
+    :math:`6\sigma` apart (:math:`2 r_L \sin(\pi/b_L) \ge 6\sigma`), siblings at every level
+    above at least twice as far apart as the radius of their own subtree, and top-level centres
+    ``min_parent_distance`` apart, at least twice the radius of a top-level subtree
+    (:math:`\sum_{\ell\ge2} r_\ell + 3\sigma`).
 
     Returns
     -------
@@ -418,7 +478,8 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
     """
     settings = _TreeSettings(n_samples, depth, n_features, top_concentration,
                              branch_concentration, path_concentration, observation_variance,
-                             mean_prior_variance, leaf_spread, parent_spread)
+                             mean_prior_variance, leaf_spread, parent_spread,
+                             min_parent_distance)
     validate_params(settings, {
         "n_samples": Interval("int", 1), "depth": Interval("int", 1),
         "n_features": Interval("int", 1),
@@ -428,6 +489,7 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
         "observation_variance": Interval("real", 0, None, "neither"),
         "mean_prior_variance": Interval("real", 0, None, "neither"),
         "leaf_spread": Interval("real", 0), "parent_spread": Interval("real", 0),
+        "min_parent_distance": Interval("real", 0),
     })
     rng = check_random_state(random_state)
     d = n_features
@@ -438,29 +500,11 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
                                            float(branch_concentration), rng)
         means = np.sqrt(mean_prior_variance) * rng.standard_normal((components.max() + 1, d))
     elif kind == "nested":
-        if depth != 2:
-            raise ValueError(f"depth must be 2 for kind='nested'; got {depth!r}.")
-        n_parents = int(branching[0])
-        leaves = np.broadcast_to(np.asarray(branching[1:], dtype=np.int64).ravel(),
-                                 (n_parents,)) if len(branching) == 2 else \
-            np.asarray(branching[1:], dtype=np.int64)
-        if n_parents < 1 or leaves.shape != (n_parents,) or np.any(leaves < 1):
-            raise ValueError("branching must be (n_parents, leaves per parent) or (n_parents, "
-                             f"leaves of parent 1, ..., leaves of parent n); got {branching!r}.")
-        parent_centres = parent_spread * rng.standard_normal((n_parents, d))
-        means, parent_of = [], []
-        for p in range(n_parents):
-            angles = 2 * np.pi * (np.arange(leaves[p]) / leaves[p] + rng.random())
-            offsets = np.zeros((leaves[p], d))
-            offsets[:, 0] = np.cos(angles)
-            if d > 1:
-                offsets[:, 1] = np.sin(angles)
-            means.append(parent_centres[p] + leaf_spread * offsets)
-            parent_of += [p] * int(leaves[p])
-        means = np.vstack(means)
+        means, paths = _nested_centres(n_samples, depth, d, branching, float(leaf_spread),
+                                       float(parent_spread), float(min_parent_distance), rng)
         components = np.arange(n_samples) % means.shape[0]
         rng.shuffle(components)
-        paths = np.column_stack([np.asarray(parent_of)[components], components])
+        paths = paths[components]
     else:
         raise ValueError(f"kind must be 'model' or 'nested'; got {kind!r}.")
     X = means[components] + np.sqrt(observation_variance) * rng.standard_normal((n_samples, d))

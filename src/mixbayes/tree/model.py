@@ -332,7 +332,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
 
 
 def _pooled_within_variance(X, labels):
-    """Within-cluster variance of ``X`` pooled over the clusters of ``labels`` and averaged
+    r"""Within-cluster variance of ``X`` pooled over the clusters of ``labels`` and averaged
     over features: :math:`\sum_i \lVert x_i - \bar x_{c_i}\rVert^2 / ((N - k)\,d)`."""
     k = int(labels.max()) + 1
     sums = np.zeros((k, X.shape[1]))
