@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(VENV)/bin/mixbayes demo --out mixbayes-demo --force
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 tests
+	$(PY) -m pytest -q -n 2 --dist worksteal tests
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[bench]"
