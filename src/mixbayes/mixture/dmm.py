@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from scipy.special import gammaln
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
@@ -413,16 +413,19 @@ def spherical_kmeans_labels(X, n_components, rng, n_refine=5, tfidf=None):
     return labels
 
 
-@njit(cache=True)
 def _lloyd_step(indptr, indices, data, centres_PK, labels, sums_PK):
-    """One spherical k-means step in one pass over CSR rows: every row goes to its most similar
-    centre (``labels``, ties to the lower index) and is added to that centre's column of
-    ``sums_PK`` (word-major, p x K)."""
+    """One spherical k-means step over CSR rows: every row goes to its most similar centre
+    (``labels``, ties to the lower index; rows in parallel, the K-fold dominant work) and is
+    then added to that centre's column of ``sums_PK`` (word-major, p x K; one serial pass)."""
+    _assign_rows(indptr, indices, data, centres_PK, labels)
+    _sum_rows(indptr, indices, data, labels, sums_PK)
+
+
+@njit(cache=True, parallel=True)
+def _assign_rows(indptr, indices, data, centres_PK, labels):
     K = centres_PK.shape[1]
-    sums_PK[:] = 0.0
-    similarity = np.empty(K)
-    for i in range(indptr.shape[0] - 1):
-        similarity[:] = 0.0
+    for i in prange(indptr.shape[0] - 1):
+        similarity = np.zeros(K)
         for e in range(indptr[i], indptr[i + 1]):
             row = centres_PK[indices[e]]
             value = data[e]
@@ -433,6 +436,13 @@ def _lloyd_step(indptr, indices, data, centres_PK, labels, sums_PK):
             if similarity[k] > similarity[best]:
                 best = k
         labels[i] = best
+
+
+@njit(cache=True)
+def _sum_rows(indptr, indices, data, labels, sums_PK):
+    sums_PK[:] = 0.0
+    for i in range(indptr.shape[0] - 1):
+        best = labels[i]
         for e in range(indptr[i], indptr[i + 1]):
             sums_PK[indices[e], best] += data[e]
 
