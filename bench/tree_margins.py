@@ -55,7 +55,7 @@ def figure(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
     for k, name in enumerate(SETTINGS):
         mine = [r for r in rows if r["setting"] == name]
         C = np.array([r["C"] for r in mine])
@@ -73,12 +73,13 @@ def figure(rows, path):
         axis.set_title(title, fontsize=10)
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("share")
-    axes[1].set_ylabel("margin")
+    axes[1].set_ylabel("margin (symmetric log scale)")
     axes[2].set_ylabel("NMI")
     axes[1].axhline(1.0, color="0.5", lw=0.8, ls=":")  # the default margin
+    axes[1].set_yscale("symlog", linthresh=2.0)  # C = 0's margins are tens below zero
     axes[0].legend(fontsize=8)
-    axes[2].legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    axes[2].legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.22))
     fig.savefig(path, dpi=110)
 
 
