@@ -24,6 +24,7 @@ def saved(tmp_path_factory):
             topics=mb.TopicModel(3, random_state=0).fit(corpus.counts),
             hdp=mb.HDPMixture(kernel="categorical", n_iter=6, random_state=0).fit(
                 corpus.counts),
+            tree=mb.HierarchicalMixture(2, n_iter=6, burn_in=2, random_state=0).fit(points),
         )
     paths = {kind: mb.save(model, folder / f"{kind}.npz") for kind, model in models.items()}
     (folder / "vocab.txt").write_text("\n".join(corpus.vocabulary) + "\n")
@@ -113,3 +114,26 @@ def test_bad_files_are_one_clear_error(capsys, saved, tmp_path):
         other = tmp_path / "other.npz"
         np.savez(other, **arrays)
         _error(capsys, other, fragment)
+
+
+def test_every_savable_kind_is_described(capsys, saved):
+    """Every class save/load knows has its lines (the tree model once ended in a KeyError)."""
+    from mixbayes.persist import _registry
+
+    paths, models, _, _ = saved
+    assert {type(m).__name__ for m in models.values()} == set(_registry())
+    tree = models["tree"]
+    status, out, err = _inspect(capsys, paths["tree"])
+    lines = out.splitlines()
+    assert status == 0 and err == ""
+    branches = int(np.sum(tree.node_parent_ == 0))
+    assert lines[2].startswith(f"size: 90 points x 3 features -> a tree of depth 2: {branches} "
+                               "top-level branch")
+    assert lines[2].endswith(f"{tree.n_components_} component"
+                             + ("" if tree.n_components_ == 1 else "s"))
+    assert lines[3].startswith(f"fit: 1 chain x 6 sweeps; best regularised complete-data "
+                               f"log-likelihood {tree.best_rcdll_:.6g}")
+    nodes = [line for line in lines[4:] if line.startswith("node ")]
+    biggest = max(range(1, tree.node_size_.size), key=lambda z: tree.node_size_[z])
+    assert nodes and nodes[0].startswith(f"node {biggest} (level ")
+    assert nodes[0].endswith(f"{tree.node_size_[biggest]} points")

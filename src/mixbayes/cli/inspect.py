@@ -22,6 +22,7 @@ _KINDS = {
     "VariationalGaussianMixture": ("variational Gaussian mixture", "component"),
     "TopicModel": ("topic model (every document mixes topics)", "topic"),
     "HDPMixture": ("hierarchical Dirichlet process mixture", "cluster"),
+    "HierarchicalMixture": ("tree of clusters (nested CRP + hierarchical DP)", "node"),
 }
 
 
@@ -85,6 +86,19 @@ def _converged(flag):
 
 def _figures(model, name, unit):
     p = model.n_features_in_
+    if name == "HierarchicalMixture":
+        parent = model.node_parent_
+        leaves = int(np.sum(~np.isin(np.arange(parent.size), parent)))
+        chains, sweeps = model.trace_.shape
+        rhat = float(model.rhat_.get("rcdll", float("nan")))
+        verdict = "settled" if rhat <= 1.1 else "NOT settled (raise n_iter)"
+        branches = plural(int(np.sum(parent == 0)), "top-level branch", "top-level branches")
+        return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> a tree "
+                f"of depth {model.depth}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "
+                f"{plural(model.n_components_, 'component')}",
+                f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; best regularised "
+                f"complete-data log-likelihood {model.best_rcdll_:.6g}; split R-hat {rhat:.3g}, "
+                f"{verdict}"]
     if name == "HDPMixture":
         categorical = model.kernel == "categorical"
         data = (f"{plural(model.n_groups_, 'document')} x {plural(p, 'term')}" if categorical
@@ -117,6 +131,11 @@ def _figures(model, name, unit):
 
 
 def _top_terms(model, name, unit, vocabulary, top):
+    if name == "HierarchicalMixture":
+        sizes = model.node_size_
+        order = [z for z in np.argsort(-sizes, kind="stable") if z != 0][:SHOWN]
+        return [f"{unit} {z} (level {model.node_level_[z]}, parent {model.node_parent_[z]}): "
+                f"{plural(int(sizes[z]), 'point')}" for z in order]
     if name == "VariationalGaussianMixture" or (name == "HDPMixture"
                                                 and model.kernel != "categorical"):
         order = np.argsort(-model.weights_, kind="stable") if name != "HDPMixture" else None
