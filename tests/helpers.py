@@ -66,3 +66,21 @@ def geweke_z_scores(forward, successive):
                      + draws.var() / effective_sample_size(draws))
         scores.append((forward[:, column].mean() - draws.mean()) / se)
     return np.array(scores)
+
+
+def chi_square_p(exact, frequencies, n):
+    """p-value of observed state counts (``frequencies[state]``, n draws in all) against exact
+    probabilities ``exact[state]``; cells with an expected count below 5 are pooled into one."""
+    from scipy.stats import chi2
+
+    keys = sorted(exact, key=lambda key: -exact[key])
+    expected = np.array([exact[key] * n for key in keys])
+    observed = np.array([frequencies[key] for key in keys], dtype=float)
+    big = expected >= 5
+    statistic = ((observed[big] - expected[big]) ** 2 / expected[big]).sum()
+    cells = big.sum()
+    if (~big).any():
+        statistic += (observed[~big].sum() - expected[~big].sum()) ** 2 / expected[~big].sum()
+        cells += 1
+    assert sum(frequencies.values()) == n
+    return chi2.sf(statistic, cells - 1)

@@ -330,7 +330,7 @@ def plot_tree(model, X=None, feature_names=None):
     # a merged node keeps its level in the sampled tree; draw it at its rank among levels
     depth_of = {lv: i for i, lv in enumerate(np.unique(level))}
     y = -np.array([depth_of[lv] for lv in level], dtype=float)
-    top = [c for c in children[0]] or [0]
+    top = children[0] or [0]
     branch_colour = {node: f"C{i % 10}" for i, node in enumerate(top)}
     colour = np.empty(parent.size, dtype=object)
     for node in range(parent.size):

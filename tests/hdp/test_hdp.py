@@ -6,7 +6,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from scipy.stats import chi2
 
 import mixbayes as mb
 from mixbayes.hdp import _kernels, _moves, _sampler
@@ -15,7 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from exact import (  # noqa: E402
     canonical, exact_partition_posterior, log_joint_by_definition, log_marginal_sequential,
 )
-from helpers import geweke_z_scores  # noqa: E402
+from helpers import chi_square_p, geweke_z_scores  # noqa: E402
 
 # Every statistical test here fails by chance with probability 1e-3 at most (chi-square tests at
 # p < 1e-3; z-tests at |z| > 3.3), a false-alarm budget of about 1% for the whole file.
@@ -30,22 +29,6 @@ def _tiny(kernel):
     return _sampler.GroupedData(_sampler.GAUSSIAN, np.array([0, 2, 5]), np.arange(5),
                                 np.array([[0.0], [0.3], [2.0], [2.2], [-0.1]]), 0, 0.0,
                                 np.zeros(1), 0.5, 4.0)
-
-
-def _chi_square_p(exact, frequencies, n):
-    """p-value of observed partition counts against exact probabilities (cells with expected
-    count below 5 pooled)."""
-    keys = sorted(exact, key=lambda key: -exact[key])
-    expected = np.array([exact[key] * n for key in keys])
-    observed = np.array([frequencies[key] for key in keys], dtype=float)
-    big = expected >= 5
-    statistic = ((observed[big] - expected[big]) ** 2 / expected[big]).sum()
-    cells = big.sum()
-    if (~big).any():
-        statistic += (observed[~big].sum() - expected[~big].sum()) ** 2 / expected[~big].sum()
-        cells += 1
-    assert sum(frequencies.values()) == n
-    return chi2.sf(statistic, cells - 1)
 
 
 # ------------------------------------------------------------------ exactness
@@ -150,7 +133,7 @@ def test_partition_frequencies_match_enumeration(kernel, moves):
                        informed=moves[2], crf=moves[3])
         if sweep >= 100 and (sweep - 100) % thin == 0:
             frequencies[canonical(state.dish_of(data))] += 1
-    assert _chi_square_p(exact, frequencies, n) > P_FLOOR
+    assert chi_square_p(exact, frequencies, n) > P_FLOOR
 
 
 def test_labels_follow_the_stick_breaking_posterior():
@@ -234,7 +217,7 @@ def test_stick_labels_follow_their_conditional_given_the_partition():
         assert span == new_label.max() + 1 and (new_label[sizes == 0] == -1).all()
         key = tuple(new_label[blocks])
         frequencies[key if key in exact else "rest"] += 1
-    assert _chi_square_p(exact, frequencies, n) > P_FLOOR
+    assert chi_square_p(exact, frequencies, n) > P_FLOOR
 
 
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])

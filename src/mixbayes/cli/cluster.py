@@ -347,7 +347,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
          f"{entry['acceptance']:.4f}"] + [int(v) for v in entry["nodes"]]
         for chain, row in enumerate(model.trace_) for sweep, entry in enumerate(row)))
     save(model, out.file("model.npz"))
-    children = [np.flatnonzero(tree.parent == z) for z in range(tree.n_nodes)]
+    children = [tree.children(z) for z in range(tree.n_nodes)]
     leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
