@@ -374,3 +374,47 @@ def test_antoniak_table_counts():
     exact = sum(a / (a + i) for i in range(n))
     assert abs(tables.mean() - exact) < Z_CEILING * tables.std() / np.sqrt(tables.size)
     assert _sampler.antoniak(np.array([0, 1]), a, rng).tolist() == [0, 1]
+
+
+def test_hinge_kernel_matches_the_reference():
+    """The numba hinge pieces (sign, offset) of every node's step equal the readable
+    reference's on a random three-level tree with single-child and many-child nodes; so do
+    the step's weighted moments."""
+    from mixbayes.tree import _kernels
+
+    rng = np.random.default_rng(17)
+    children = [[1, 2, 3], [4, 5], [6], [7, 8, 9], [10, 11], [12], [13], [14], [15], [16],
+                [], [], [], [], [], [], []]
+    leaves_of = {4: [10, 11], 5: [12], 6: [13], 7: [14], 8: [15], 9: [16]}
+    parent = {c: p for p, kids in enumerate(children) for c in kids}
+    rows = [[parent[v], v, leaf] for v, leaves in leaves_of.items() for leaf in leaves]
+    paths = np.array([rows[i % len(rows)] for i in range(50)])
+    extended = np.hstack([rng.standard_normal((50, 2)), np.ones((50, 1))])
+    eta = rng.standard_normal((len(children), 3))
+    child_ptr = np.concatenate([[0], np.cumsum([len(c) for c in children])])
+    child_idx = np.array([z for c in children for z in c])
+    node_parent = np.full(len(children), -1)
+    node_parent[child_idx] = np.repeat(np.arange(len(children)), np.diff(child_ptr))
+    scores = extended @ eta.T
+    checked = 0
+    for node in range(1, len(children)):
+        level = 1 + (node > 3) + (node > 9)
+        p = parent[node]
+        if len(children[p]) < 2:
+            continue
+        points = reg.points_under(paths, p, level - 1)
+        expected = reg._hinge_pieces(extended, paths, children, eta, 0.4, node, level, p,
+                                     points)
+        got = _kernels.hinge_pieces(scores, paths, points, child_ptr, child_idx, node_parent,
+                                    node, level, 0.4)
+        np.testing.assert_allclose(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-12)
+        checked += 1
+    assert checked == 10
+    # the one-pass moments of the eta step against numpy's
+    points = np.arange(5, 40)
+    lam, coef = rng.gamma(1.0, 1.0, points.size), rng.standard_normal(points.size)
+    xx, xb = _kernels.discriminant_moments(extended, points, lam, coef)
+    x = extended[points]
+    np.testing.assert_allclose(xx, x.T @ (x / lam[:, None]), rtol=1e-12)
+    np.testing.assert_allclose(xb, (x / lam[:, None]).T @ coef, rtol=1e-12)

@@ -29,8 +29,8 @@ def test_fit_recovers_a_nested_hierarchy_and_its_tree_is_consistent(nested):
 
 def _recovers_the_leaves(nested, fitted):
     """Nine leaf clusters under three parents (135 points, seed 0, C = 1, 30 sweeps): the
-    leaves are recovered (NMI measured 0.95) and the level-1 partition better than a random
-    grouping of those leaves would (NMI measured 0.57; BHMC groups leaves by the components they share, not by distance, so
+    leaves are recovered (NMI measured 0.98) and the level-1 partition better than a random
+    grouping of those leaves would (NMI measured 0.59; BHMC groups leaves by the components they share, not by distance, so
     the level-1 split of well-separated leaves is only weakly identified)."""
     X, truth = nested
     assert nmi(truth.paths[:, 1], fitted.labels_) > 0.85
@@ -142,8 +142,8 @@ def test_default_observation_variance_is_the_spread_of_one_cluster():
 def test_margin_weight_separates_siblings():
     """Overlapping siblings (parents 4 apart, leaves 3 around them): as C grows the share of
     points violating their margin falls and the low end of the margins rises (measured on
-    this seed: violations 0.99, 0.19, 0.07 at C = 0, 0.5, 2; the 10% quantile of the margins
-    -20, 0.58, 1.08), while the tree keeps siblings (at
+    this seed: violations 0.76, 0.18, 0.11 at C = 0, 0.5, 2; the 10% quantile of the margins
+    -16, 0.62, 0.99; with C = 0 the discriminants follow their prior), while the tree keeps siblings (at
     C = 8 it may collapse to one branch: a tree without siblings has no constraint)."""
     X, _ = mb.datasets.make_tree_data(150, kind="nested", parent_spread=4.0, leaf_spread=3.0,
                                       random_state=1)
@@ -155,7 +155,7 @@ def test_margin_weight_separates_siblings():
         margins = model.margins_[with_siblings]
         violations.append(np.mean(margins < model.margin))
         low_end.append(np.quantile(margins, 0.1))
-    assert violations[0] > 0.8 and violations[1] < 0.3 and violations[2] < violations[1]
+    assert violations[0] > 0.5 and violations[1] < 0.3 and violations[2] < violations[1]
     assert low_end[0] < 0 < low_end[1] < low_end[2]
 
 
@@ -169,26 +169,26 @@ WELL_SEPARATED = {
 }
 
 
-@pytest.mark.slow  # three fits of 180-240 points, 40 sweeps, per setting
+@pytest.mark.slow  # six fits of 180-240 points, 30 sweeps, per setting
 @pytest.mark.parametrize("depth, d", [(2, 2), (2, 10), (3, 2), (3, 10)])
 def test_recovery_of_well_separated_hierarchies(depth, d):
-    """Issue 14's recovery target at C = 1: level-wise NMI >= 0.9 at every level and
-    dendrogram purity >= 0.9, mean of data seeds 0-2 (points scaled by one number, so the
-    components stay isotropic). Measured (100 sweeps; 40 here give the same within 0.02):
-    NMI 1.0 at level 1, 0.95-0.99 below, purity 0.92-0.96. On seeds 3-5, not tuned on, the same
-    except depth 3, d = 10: purity 0.81 (one seed keeps two clusters in one leaf). The leaf
-    count follows the Ward start's sqrt(N/2) leaves (11 for 12 at depth 3): no move splits a
-    leaf holding two components. With C = 0 the levels above the leaves are not identified by
-    the BHMC likelihood and the leaves fragment: purity 0.61-0.65, level-1 NMI 0.72-0.94."""
-    scores = []
-    for seed in range(3):
-        X, truth = mb.datasets.make_tree_data(depth=depth, n_features=d, random_state=seed,
-                                              **WELL_SEPARATED[depth])
-        X = (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0).mean())
-        fitted = mb.HierarchicalMixture(depth, margin_weight=1.0, n_iter=40,
-                                        random_state=0).fit(X)
-        scores.append(list(mb.metrics.levelwise_scores(fitted.paths_, truth.paths))
-                      + [mb.metrics.dendrogram_purity(fitted.paths_, truth.paths[:, -1])])
-    mean = np.mean(scores, axis=0)
-    assert np.all(mean[:depth] >= 0.9), mean
-    assert mean[depth] >= 0.9, mean
+    """Issue 14's recovery target with the default model (C = 0): level-wise NMI >= 0.9 at
+    every level and dendrogram purity >= 0.9, mean of data seeds 0-2 (points scaled by one
+    number, so the components stay isotropic); and the regularisation (C = 1) loses no
+    level-wise NMI. Measured (40 sweeps, seeds 0-5, the last three not tuned on): C = 0 NMI
+    1.0 at level 1, 0.95-0.99 below, purity 0.96-0.99; C = 1 NMI 0.95-1.0, purity 0.98-1.0.
+    (With the first defaults, gamma = alpha = 1, the leaves fragmented at C = 0: purity
+    0.61-0.65.)"""
+    scores = {0.0: [], 1.0: []}
+    for C in scores:
+        for seed in range(3):
+            X, truth = mb.datasets.make_tree_data(depth=depth, n_features=d, random_state=seed,
+                                                  **WELL_SEPARATED[depth])
+            X = (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0).mean())
+            fitted = mb.HierarchicalMixture(depth, margin_weight=C, n_iter=30,
+                                            random_state=0).fit(X)
+            scores[C].append(list(mb.metrics.levelwise_scores(fitted.paths_, truth.paths))
+                             + [mb.metrics.dendrogram_purity(fitted.paths_, truth.paths[:, -1])])
+    plain, regularised = np.mean(scores[0.0], axis=0), np.mean(scores[1.0], axis=0)
+    assert np.all(plain >= 0.9), plain
+    assert np.all(regularised[:depth] >= plain[:depth] - 0.02), (plain, regularised)

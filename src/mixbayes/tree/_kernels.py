@@ -103,6 +103,9 @@ def _penalty_change(n, old, new, created, n_created, vacated, n_vacated, paths, 
         in_before[created[i]] = False
     for i in range(n_vacated):
         in_after[vacated[i]] = False
+    if n_created == 0 and n_vacated == 0:  # no sibling set changes: only the point's own slack
+        return -2.0 * C * (_slack(ext[n], new, parent, alive, in_after, eta, margin)
+                           - _slack(ext[n], old, parent, alive, in_before, eta, margin))
     tops = np.full(2, -1, dtype=np.int64)
     if n_created:
         tops[0] = parent[created[0]]
@@ -338,3 +341,72 @@ def path_pass(start, K, X, ext, loglik, log_pred, paths, comp, comp_count, paren
         K = _seat(n, K, paths, comp, comp_count, parent, level, alive, logw, logrest, means, X,
                   loglik, log_pred, gamma0, gamma, prior_mean, prior_prec, obs_prec)
     return DONE, N, K, accepted
+
+
+@njit(cache=True)
+def _worst_at_level(m, lev, scores, paths, child_ptr, child_idx, node_parent, margin, skip):
+    r""":math:`\max_z \varepsilon_0 - s_{m v} + s_{m z}` over the siblings :math:`z \ne` ``skip``
+    of point ``m``'s node :math:`v` at level ``lev`` (1-based), -inf without any."""
+    v = paths[m, lev - 1]
+    p = node_parent[v]
+    best = -np.inf
+    for i in range(child_ptr[p], child_ptr[p + 1]):
+        z = child_idx[i]
+        if z != v and z != skip:
+            best = max(best, margin - scores[m, v] + scores[m, z])
+    return best
+
+
+@njit(cache=True)
+def hinge_pieces(scores, paths, points, child_ptr, child_idx, node_parent, node, level, margin):
+    """:math:`\\sigma_n` and :math:`r_n` of ``points`` (those below ``node``'s parent) for the
+    discriminant step of ``node`` at ``level``: the maths of
+    :func:`mixbayes.tree._regularisation._hinge_pieces`, from the table ``scores`` of
+    :math:`\\eta_z^\\top\\tilde x_n` (points by nodes) and the tree as child lists in CSR form."""
+    L = paths.shape[1]
+    p = node_parent[node]
+    sign = np.empty(points.size)
+    offset = np.empty(points.size)
+    for i in range(points.size):
+        m = points[i]
+        others = -np.inf  # the terms without eta_node: other levels ...
+        for lev in range(1, L + 1):
+            if lev != level:
+                others = max(others, _worst_at_level(m, lev, scores, paths, child_ptr,
+                                                     child_idx, node_parent, margin, -1))
+        own = paths[m, level - 1]
+        if own == node:  # eps - t + the best other child
+            rest = -np.inf
+            for j in range(child_ptr[p], child_ptr[p + 1]):
+                if child_idx[j] != node:
+                    rest = max(rest, scores[m, child_idx[j]])
+            sign[i] = -1.0
+            b = margin + rest
+        else:  # eps - own score + t; ... and this level's other siblings
+            sign[i] = 1.0
+            b = margin - scores[m, own]
+            others = max(others, _worst_at_level(m, level, scores, paths, child_ptr, child_idx,
+                                                 node_parent, margin, node))
+        offset[i] = b - max(0.0, others)
+    return sign, offset
+
+
+@njit(cache=True)
+def discriminant_moments(ext, points, lam, coef):
+    r""":math:`\sum_n \tilde x_n\tilde x_n^\top/\lambda_n` and
+    :math:`\sum_n c_n\tilde x_n/\lambda_n` over ``points`` (one pass, no gathered copy)."""
+    D = ext.shape[1]
+    xx = np.zeros((D, D))
+    xb = np.zeros(D)
+    for i in range(points.size):
+        m = points[i]
+        w = 1.0 / lam[i]
+        for a in range(D):
+            wa = w * ext[m, a]
+            xb[a] += coef[i] * wa
+            for b in range(a, D):
+                xx[a, b] += wa * ext[m, b]
+    for a in range(D):
+        for b in range(a):
+            xx[a, b] = xx[b, a]
+    return xx, xb

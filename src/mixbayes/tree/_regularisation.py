@@ -127,13 +127,19 @@ def draw_lambda(rho, C, rng):
 def discriminant_conditional(extended, sign, offset, lam, C, prior_variance):
     r"""Mean and covariance of :math:`\eta_z` given the :math:`\lambda` of the points below
     its parent (module docstring): ``sign`` :math:`\sigma_n`, ``offset`` :math:`r_n`."""
-    D = extended.shape[1]
     weighted = extended / lam[:, None]
-    precision = np.eye(D) / prior_variance + C * C * (extended.T @ weighted)
-    b = -C * ((sign * (lam + C * offset))[:, None] * weighted).sum(axis=0)
+    return _gaussian_from_moments(extended.T @ weighted,
+                                  weighted.T @ (sign * (lam + C * offset)), C, prior_variance)
+
+
+def _gaussian_from_moments(xx, xb, C, prior_variance):
+    r""":math:`N(P^{-1}b, P^{-1})` from :math:`\sum\tilde x\tilde x^\top/\lambda` and
+    :math:`\sum\sigma(\lambda + Cr)\tilde x/\lambda`: :math:`P = \nu^{-2}I + C^2\,xx`,
+    :math:`b = -C\,xb`."""
+    precision = np.eye(xx.shape[0]) / prior_variance + C * C * xx
     covariance = np.linalg.inv(precision)
     covariance = 0.5 * (covariance + covariance.T)
-    return covariance @ b, covariance
+    return covariance @ (-C * xb), covariance
 
 
 def _hinge_pieces(extended, paths, children, eta, margin, node, level, parent, points):
@@ -166,17 +172,28 @@ def _hinge_pieces(extended, paths, children, eta, margin, node, level, parent, p
 def update_discriminants(extended, paths, children, eta, nodes, levels, parents, C, margin,
                          prior_variance, rng):
     r"""One exact Gibbs pass over the discriminants of ``nodes`` (module docstring), in order;
-    ``eta`` is updated in place."""
+    ``eta`` is updated in place. The hinge pieces come from the numba kernel
+    :func:`mixbayes.tree._kernels.hinge_pieces` (the maths of :func:`_hinge_pieces`) on a
+    table of every point's score under every node, updated one column per node drawn."""
+    from ._kernels import discriminant_moments, hinge_pieces
+
     D = extended.shape[1]
     sd = np.sqrt(prior_variance)
+    scores = extended @ eta.T  # (N, nodes)
+    child_ptr = np.zeros(len(children) + 1, dtype=np.int64)
+    child_ptr[1:] = np.cumsum([len(c) for c in children])
+    child_idx = np.array([z for c in children for z in c], dtype=np.int64)
+    node_parent = np.full(len(children), -1, dtype=np.int64)
+    node_parent[child_idx] = np.repeat(np.arange(len(children)), np.diff(child_ptr))
     for node, level, parent in zip(nodes, levels, parents):
         if C == 0 or len(children[parent]) < 2:
             eta[node] = sd * rng.standard_normal(D)
-            continue
-        points = points_under(paths, parent, level - 1)
-        sign, offset = _hinge_pieces(extended, paths, children, eta, margin, node, level,
-                                     parent, points)
-        x = extended[points]
-        lam = draw_lambda(offset + sign * (x @ eta[node]), C, rng)
-        mean, covariance = discriminant_conditional(x, sign, offset, lam, C, prior_variance)
-        eta[node] = mean + np.linalg.cholesky(covariance) @ rng.standard_normal(D)
+        else:
+            points = points_under(paths, parent, level - 1)
+            sign, offset = hinge_pieces(scores, paths, points, child_ptr, child_idx,
+                                        node_parent, int(node), int(level), float(margin))
+            lam = draw_lambda(offset + sign * scores[points, node], C, rng)
+            xx, xb = discriminant_moments(extended, points, lam, sign * (lam + C * offset))
+            mean, covariance = _gaussian_from_moments(xx, xb, C, prior_variance)
+            eta[node] = mean + np.linalg.cholesky(covariance) @ rng.standard_normal(D)
+        scores[:, node] = extended @ eta[node]

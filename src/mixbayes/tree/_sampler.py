@@ -576,17 +576,17 @@ def initial_state(data, rng, reg_rng=None, paths=None, comp=None):
     state = TreeState(N, L, d)
     if paths is None:
         paths = np.zeros((N, L), dtype=np.int64)
-    node_of = {}
-    for n in range(N):
-        z = 0
-        for level in range(L):
-            key = tuple(paths[n, : level + 1])
-            if key not in node_of:
-                node_of[key] = state.new_node(z)
-            z = node_of[key]
-            state.paths[n, level] = z
-    for n in range(N):
-        state.count[state.paths[n]] += 1
+    above = np.zeros(N, dtype=np.int64)  # every point's node one level up (the root first)
+    for level in range(L):
+        # one node per distinct path prefix, in order of first appearance
+        _, first, inverse = np.unique(paths[:, : level + 1], axis=0, return_index=True,
+                                      return_inverse=True)
+        inverse = inverse.ravel()
+        node_of = np.empty(first.size, dtype=np.int64)
+        for key in np.argsort(first):
+            node_of[key] = state.new_node(int(above[first[key]]))
+        state.paths[:, level] = above = node_of[inverse]
+    np.add.at(state.count, state.paths.ravel(), 1)
     state.count[0] = N
     comp = np.zeros(N, dtype=np.int64) if comp is None else np.unique(comp, return_inverse=True)[1]
     state.K = int(comp.max()) + 1

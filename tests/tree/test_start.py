@@ -1,0 +1,43 @@
+"""The tree sampler's start: Ward's hierarchy cut where the BIC is lowest."""
+
+import numpy as np
+from sklearn.metrics import normalized_mutual_info_score as nmi
+
+import mixbayes as mb
+from mixbayes.tree._start import ward_start
+
+
+def test_bic_cut_finds_the_leaves_and_their_spread():
+    """Twelve well-separated leaves under two levels: the start has twelve leaves matching
+    the truth, nested levels, and the pooled within-leaf variance of the truth (1.0)."""
+    X, truth = mb.datasets.make_tree_data(240, 3, branching=(2, 2, 3), leaf_spread=5.0,
+                                          parent_spread=20.0, min_parent_distance=40.0,
+                                          n_features=10, random_state=0)
+    start = ward_start(X, 3, np.random.default_rng(0))
+    assert start.n_leaves == 12
+    assert nmi(truth.paths[:, -1], start.paths[:, -1]) == 1.0
+    assert 0.85 < start.within_variance < 1.15
+    for level in range(2):  # every node has one parent
+        pairs = np.unique(start.paths[:, level:level + 2], axis=0)
+        assert np.unique(pairs[:, 1]).size == pairs.shape[0]
+
+
+def test_a_subset_starts_large_data_and_the_leaf_count_follows_the_data_not_n():
+    """Beyond ``max_points`` Ward sees a random subset and every point takes the nearest
+    leaf: the leaf count stays at the truth's (it grew as sqrt(N/2) in the first start)."""
+    counts = []
+    for n in (300, 3000):
+        X, truth = mb.datasets.make_tree_data(n, 2, branching=(3, 3), leaf_spread=5.0,
+                                              parent_spread=20.0, min_parent_distance=25.0,
+                                              random_state=1)
+        start = ward_start(X, 2, np.random.default_rng(0), max_points=500)
+        counts.append(start.n_leaves)
+        assert nmi(truth.paths[:, -1], start.paths[:, -1]) > 0.97
+    assert counts == [9, 9]
+
+
+def test_one_cluster_and_tiny_inputs():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    assert ward_start(X, 2, np.random.default_rng(0)).n_leaves == 1
+    two = ward_start(np.array([[0.0, 0.0], [1.0, 1.0]]), 2, np.random.default_rng(0))
+    assert two.paths.shape == (2, 2) and two.n_leaves == 1
