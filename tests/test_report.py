@@ -56,6 +56,19 @@ def test_classical_mds_recovers_planar_configurations():
     assert abs(two[0, 0] - two[1, 0]) == pytest.approx(0.4) and np.all(two[:, 1] == 0)
 
 
+def test_stress_majorization_never_raises_the_stress_and_keeps_a_planar_map():
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet(np.full(200, 0.05), size=30)  # about equally far apart, as K = 50 DMMs
+    D = _geometry.js_distances(P)
+    start = _geometry.classical_mds(D)
+    refined, before, after = _geometry.refine_mds(D, start)
+    assert before == pytest.approx(_geometry.stress(D, start)) and after < 0.5 * before
+    Y = rng.normal(size=(6, 2))
+    planar = np.sqrt(((Y[:, None] - Y[None]) ** 2).sum(-1))
+    Z = _geometry.map_coordinates(planar)
+    assert _geometry.stress(planar, Z) < 1e-12
+
+
 def test_hellinger_distance_closed_form_in_one_dimension():
     means, variances = np.array([[0.0], [1.5]]), np.array([1.0, 2.0])
     D = _geometry.hellinger_distances(means, variances[:, None, None])

@@ -115,7 +115,7 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
     else:  # pragma: no cover - the caller dispatches
         raise TypeError(f"model: no term report for {type(model).__name__}")
 
-    coords = _geometry.classical_mds(_geometry.js_distances(P[kept])) if kept.size else \
+    coords = _geometry.map_coordinates(_geometry.js_distances(P[kept])) if kept.size else \
         np.zeros((0, 2))
     columns, per_component = _candidates(P[kept], frequency, present[kept])
     components = [dict(id=int(k), share=float(share[k]), size=size_text[k],
@@ -125,8 +125,9 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
                    vocabulary=[str(names[j]) for j in columns],
                    frequency=[_round(frequency[j]) for j in columns],
                    shown_terms=SHOWN_TERMS, lambda_default=0.6, traces=traces,
-                   map_note="Jensen-Shannon distance between word distributions, classical "
-                            "MDS; circle area = share")
+                   map_note="Jensen-Shannon distance between word distributions, by "
+                            "metric MDS (classical MDS refined by stress majorization); "
+                            "circle area = share")
     empty = sorted(set(range(P.shape[0])) - set(kept.tolist()))
     if empty:
         payload["note"] = (f"{plural(len(empty), 'empty ' + unit)} not drawn: "
@@ -251,12 +252,14 @@ def gaussian_payload(model, points=None, feature_names=None):
         unit = "component"
     if covariances is not None:
         distances = _geometry.hellinger_distances(means[kept], covariances[kept])
-        map_note = "Hellinger distance between the Gaussians, classical MDS; circle area = share"
+        map_note = ("Hellinger distance between the Gaussians, by metric MDS (classical MDS "
+                    "refined by stress majorization); circle area = share")
     else:
         spread = means[kept] - means[kept].mean(axis=0)
         distances = np.sqrt(((spread[:, None] - spread[None]) ** 2).sum(axis=-1))
-        map_note = "Euclidean distance between the means, classical MDS; circle area = share"
-    coords = _geometry.classical_mds(distances)
+        map_note = ("Euclidean distance between the means, by metric MDS (classical MDS "
+                    "refined by stress majorization); circle area = share")
+    coords = _geometry.map_coordinates(distances)
     if points is not None:
         centre, basis = _geometry.principal_plane(points)
     elif covariances is not None:
@@ -388,14 +391,14 @@ def selection_payload(rows, chosen):
         series = [dict(name="log Bayes factor vs K = 1", y=column("log_bayes_factor"),
                        axis="left"),
                   dict(name="residual dispersion", y=column("dispersion"), axis="right")]
-        xlabel = "number of topics K"
+        xlabel, ylabel = "number of topics K", "log Bayes factor (nats)"
     else:
         series = [dict(name="ELBO + log K!", y=column("score"), axis="left")]
         held = column("heldout_log_likelihood")
         if any(v is not None for v in held):
             series.append(dict(name="held-out log likelihood", y=held, axis="right"))
-        xlabel = "number of clusters K"
-    return dict(x=ks, series=series, chosen=int(chosen), xlabel=xlabel)
+        xlabel, ylabel = "number of clusters K", "ELBO + log K! (nats)"
+    return dict(x=ks, series=series, chosen=int(chosen), xlabel=xlabel, ylabel=ylabel)
 
 
 def _subsample(n):

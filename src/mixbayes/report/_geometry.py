@@ -91,6 +91,52 @@ def classical_mds(D, dims=2):
     return coords
 
 
+def refine_mds(D, start, n_iter=300, tol=1e-6):
+    """Metric MDS by stress majorization (SMACOF: the Guttman transform, which never raises
+    the stress), started from ``start`` (classical MDS). Classical MDS keeps the two largest
+    axes of variation: where most components are about equally far apart (a DMM with K = 50)
+    a few outliers take both axes and the rest pile up in the middle; majorizing the stress
+    over every pair spreads them as their distances say.
+
+    Returns
+    -------
+    ndarray like ``start``, and the raw stress before and after, sum (d_ij - |z_i - z_j|)^2
+    """
+    D = np.asarray(D, dtype=float)
+    Z = np.array(start, dtype=float)
+    K = D.shape[0]
+    if K < 3:
+        return Z, stress(D, Z), stress(D, Z)
+    before = previous = stress(D, Z)
+    for _ in range(n_iter):
+        E = np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            B = np.where(E > 0, -D / E, 0.0)
+        B[np.diag_indices(K)] = -B.sum(axis=1)
+        Z = B @ Z / K
+        current = stress(D, Z)
+        if previous - current <= tol * max(previous, 1e-300):
+            break
+        previous = current
+    return Z, before, stress(D, Z)
+
+
+def stress(D, Z):
+    """Raw stress of the configuration ``Z`` against the distances ``D`` (each pair once)."""
+    E = np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))
+    return float(np.sum(np.triu(D - E, 1) ** 2))
+
+
+def map_coordinates(D):
+    """The map's 2-D positions for the distances ``D``: classical MDS refined by
+    :func:`refine_mds`, each axis signed as :func:`classical_mds` signs it."""
+    Z = refine_mds(D, classical_mds(D))[0]
+    for axis in range(Z.shape[1]):
+        column = Z[:, axis]
+        column *= np.sign(column[np.argmax(np.abs(column))]) or 1.0
+    return Z
+
+
 def principal_plane(X, weights=None):
     """The centre and the first two principal axes of ``X`` (rows: points), or of a weighted
     set of means; with one feature the second axis is zero (a 1-D picture on a line).

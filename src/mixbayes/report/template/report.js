@@ -64,7 +64,7 @@
   // ------------------------------------------------------------------ the map
   function bubbleRadii(width) {
     var maxShare = Math.max.apply(null, items.map(function (c) { return c.share; }).concat([1e-12]));
-    var biggest = Math.min(width * 0.11, 48);
+    var biggest = Math.min(width * 0.11, 48, 200 / Math.sqrt(items.length));  // many: smaller
     return items.map(function (c) { return Math.max(4, biggest * Math.sqrt(c.share / maxShare)); });
   }
 
@@ -345,7 +345,9 @@
     if (chart.chosen !== undefined) {
       el("line", { x1: X(chart.chosen), y1: padT, x2: X(chart.chosen), y2: H - padB,
                    stroke: "#888", "stroke-dasharray": "4 3" }, svg);
-      el("text", { x: X(chart.chosen) + 4, y: padT + 10, class: "axis" }, svg, "chosen K = " + chart.chosen);
+      var late = X(chart.chosen) > W - padR - 90;  // the label on the line's roomier side
+      el("text", { x: X(chart.chosen) + (late ? -4 : 4), y: padT + 10, class: "axis",
+                   "text-anchor": late ? "end" : "start" }, svg, "chosen K = " + chart.chosen);
     }
     var legend = el("g", { class: "legend" }, svg);
     var lx = padL;
