@@ -4,6 +4,7 @@ The page in a real browser: test_report_browser.py."""
 
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -228,19 +229,26 @@ def test_report_command_and_the_report_flag(saved, tmp_path):
                   cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert len(_payload((tmp_path / "tree.html").read_text())["points"]) == 90
-    # --report on a fitting run, with the choice of K; then `report` finds selection.csv
-    result = _run("topics", mtx, "--select", "2:3", "--scan-all", "--report", "--out", "run",
-                  "-q", cwd=tmp_path)
+    # --report on a fitting run
+    result = _run("cluster", mtx, "-k", "3", "--n-init", "1", "--report", "--out", "run", "-q",
+                  cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    payload = _payload((tmp_path / "run" / "report.html").read_text())
-    assert payload["selection"]["x"] == [2, 3]
-    result = _run("report", tmp_path / "run" / "model.npz", "--out", "again.html", cwd=tmp_path)
+    assert len(_payload((tmp_path / "run" / "report.html").read_text())["components"]) >= 2
+    # the choice of K from the selection.csv beside a model (as --select writes it)
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    shutil.copy(paths["topics"], chosen / "model.npz")
+    (chosen / "selection.csv").write_text("k,log_bayes_factor,dispersion\n2,10.5,1.3\n"
+                                          "3,12.25,1.01\n4,11,0.99\n")
+    result = _run("report", chosen / "model.npz", "--out", "chosen.html", cwd=tmp_path)
     assert "the choice of K drawn from" in result.stdout
-    drawn = _payload((tmp_path / "again.html").read_text())["selection"]  # from the CSV
-    assert drawn["x"] == [2, 3] and drawn["chosen"] == payload["selection"]["chosen"]
-    for line, original in zip(drawn["series"], payload["selection"]["series"]):
-        assert line["name"] == original["name"]
-        np.testing.assert_allclose(line["y"], original["y"], rtol=1e-4)
+    drawn = _payload((tmp_path / "chosen.html").read_text())["selection"]
+    assert drawn["x"] == [2, 3, 4] and drawn["chosen"] == 3
+    assert [line["y"] for line in drawn["series"]] == [[10.5, 12.25, 11], [1.3, 1.01, 0.99]]
+    (chosen / "selection.csv").write_text("k,score\n5,1\n6,2\n")
+    result = _run("report", chosen / "model.npz", "--out", "other.html", cwd=tmp_path)
+    assert "covers K = 5..6, not the model's K = 3; the choice of K is not drawn" in result.stdout
+    assert "selection" not in _payload((tmp_path / "other.html").read_text())
 
 
 @pytest.mark.parametrize("case, fragment", [
