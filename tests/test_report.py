@@ -147,6 +147,11 @@ def test_points_are_subsampled_and_the_gaussian_hdp_drawn():
     payload = _payload(build_report(model, points, feature_names=["a", "b", "c"]))
     assert len(payload["points"]) == _extract.MAX_POINTS and payload["features"] == ["a", "b", "c"]
     assert "3,000 of 4,000 points" in payload["points_note"]
+    line = points[:200, :1]  # one feature: its own values across, jitter up and down
+    one = mb.VariationalGaussianMixture(2, n_init=1, random_state=0).fit(line)
+    payload = _payload(build_report(one, line))
+    np.testing.assert_allclose([p[0] for p in payload["points"]], line[:, 0], rtol=1e-4)
+    assert payload["axes"] == ["x1", "(random jitter)"]
     few = points[:60]
     groups = np.repeat(np.arange(3), 20)
     hdp = mb.HDPMixture(kernel="gaussian", n_iter=4, random_state=0).fit(few, groups=groups)

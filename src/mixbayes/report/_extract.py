@@ -29,6 +29,7 @@ EXAMPLES = 5  # example documents per cluster or topic
 EXAMPLE_WORDS = 12  # words shown of every example document
 MAX_POINTS = 3000  # points drawn in a projection (a fixed random subsample beyond)
 MAX_TRACE = 2000  # points of a trace line (every k-th beyond)
+JITTER = 1.0  # one feature: points spread over [-JITTER, JITTER] vertically
 
 
 # --------------------------------------------------------------------------- term models
@@ -274,7 +275,10 @@ def gaussian_payload(model, points=None, feature_names=None):
                      centre=[_round(v) for v in (means[k] - centre) @ basis],
                      mean=[_round(v) for v in means[k]])
         if covariances is not None:
-            entry["ellipse"] = [_round(v) for v in _geometry.ellipse(covariances[k], basis)]
+            ellipse = _geometry.ellipse(covariances[k], basis)
+            if d == 1:  # one feature: the 2-sigma interval, as tall as the points' jitter
+                ellipse = (ellipse[0], JITTER * 1.25, 0.0)
+            entry["ellipse"] = [_round(v) for v in ellipse]
         components.append(entry)
     payload = dict(kind="gaussian", unit=unit, subtitle=subtitle, components=components,
                    features=names, axes=_axis_names(names, d), traces=traces,
@@ -282,7 +286,7 @@ def gaussian_payload(model, points=None, feature_names=None):
     if points is not None:
         labels = model.labels_ if len(model.labels_) == points.shape[0] else model.predict(points)
         keep = _subsample(points.shape[0])
-        xy = (points[keep] - centre) @ basis
+        xy = _jitter((points[keep] - centre) @ basis, d)
         payload["points"] = [[_round(a), _round(b), int(k)]
                              for (a, b), k in zip(xy, labels[keep])]
         payload["points_note"] = _points_note(points.shape[0], keep.size)
@@ -342,7 +346,7 @@ def tree_payload(model, points=None, feature_names=None):
         paths = model.paths_ if model.paths_.shape[0] == points.shape[0] else None
         if paths is not None:
             keep = _subsample(points.shape[0])
-            xy = (points[keep] - centre) @ basis
+            xy = _jitter((points[keep] - centre) @ basis, d)
             payload["points"] = [[_round(a), _round(b)] + [int(v) for v in path]
                                  for (a, b), path in zip(xy, paths[keep])]
             payload["points_note"] = _points_note(points.shape[0], keep.size)
@@ -412,9 +416,18 @@ def _points_note(n, shown):
             f"{shown:,} of {n:,} points (a random subsample)")
 
 
+def _jitter(xy, d):
+    """One feature: spread the points up and down at random (the height means nothing), so
+    that they do not hide one another on a line."""
+    if d == 1:
+        xy = xy.copy()
+        xy[:, 1] = np.random.default_rng(0).uniform(-JITTER, JITTER, xy.shape[0])
+    return xy
+
+
 def _axis_names(names, d):
     if d == 1:
-        return [names[0], ""]
+        return [names[0], "(random jitter)"]
     if d == 2:
         return list(names)
     return ["principal component 1", "principal component 2"]

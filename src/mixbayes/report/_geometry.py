@@ -143,14 +143,14 @@ def principal_plane(X, weights=None):
 
     Returns
     -------
-    centre : ndarray of shape (d,)
+    centre : ndarray of shape (d,) (zeros when d <= 2: the features keep their values)
     basis : ndarray of shape (d, 2), orthonormal columns (a zero column when d = 1)
     """
     X = np.asarray(X, dtype=float)
     w = np.full(X.shape[0], 1.0 / X.shape[0]) if weights is None else np.asarray(weights, float)
     w = w / w.sum()
     centre = w @ X
-    return centre, _top_axes((X - centre).T @ ((X - centre) * w[:, None]))
+    return _plane(centre, (X - centre).T @ ((X - centre) * w[:, None]))
 
 
 def mixture_plane(weights, means, covariances):
@@ -160,23 +160,23 @@ def mixture_plane(weights, means, covariances):
     centre = weights @ means
     spread = means - centre
     cov = np.einsum("k,kij->ij", weights, covariances) + spread.T @ (spread * weights[:, None])
-    return centre, _top_axes(cov)
+    return _plane(centre, cov)
 
 
-def _top_axes(cov):
-    """The two leading eigenvectors of ``cov`` as columns; with one or two features the
-    features themselves (the picture keeps their names)."""
+def _plane(centre, cov):
+    """The centre and the two leading eigenvectors of ``cov`` as columns; with one or two
+    features the features themselves, uncentred (the picture keeps their names and values)."""
     d = cov.shape[0]
     if d <= 2:
         basis = np.zeros((d, 2))
         basis[:d, :d] = np.eye(d)
-        return basis
+        return np.zeros(d), basis
     values, vectors = np.linalg.eigh(cov)
     basis = vectors[:, ::-1][:, :2].copy()
     for axis in range(2):  # the same sign every run
         column = basis[:, axis]
         column *= np.sign(column[np.argmax(np.abs(column))]) or 1.0
-    return basis
+    return centre, basis
 
 
 def ellipse(covariance, basis, scale=2.0):

@@ -221,7 +221,7 @@
     }
     var note = $("projection-note");
     show(note);
-    note.textContent = (D.axes[1] === "" ? "the feature" : D.axes[0] === "principal component 1"
+    note.textContent = (D.axes[1] === "(random jitter)" ? "the feature (points jittered up and down)" : D.axes[0] === "principal component 1"
       ? "the first two principal components" : "the two features") + "; " +
       (pts.length ? D.points_note + " (red: the selected " + unit + "'s)" :
        "no points given: means and ellipses only (pass the points to draw them)") +
