@@ -39,8 +39,8 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
 
     Parameters
     ----------
-    model : DirichletMultinomialMixture, TopicModel, HDPMixture, VariationalGaussianMixture or HierarchicalMixture
-        Fitted.
+    model : fitted DirichletMultinomialMixture, TopicModel, HDPMixture, \
+            VariationalGaussianMixture or HierarchicalMixture
     data : Corpus, sparse matrix or array-like, default=None
         What the model was fitted to. Documents (a :class:`~mixbayes.Corpus`, or counts of
         shape (n_documents, n_terms)) for the models of words: their vocabulary names the

@@ -41,101 +41,117 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
     """
     from ..hdp import HDPMixture
     from ..mixture import DirichletMultinomialMixture
-    from ..topics import TopicModel
 
     V = model.n_features_in_
     names = (np.array([f"term {j}" for j in range(V)], dtype=object) if vocabulary is None
              else np.asarray(vocabulary, dtype=object))
     if isinstance(model, DirichletMultinomialMixture):
-        P = model.components_
-        totals = term_totals(model)
-        frequency = totals / totals.sum()
-        present = model.word_concentration_ - model.word_prior_ >= 0.5
-        sizes = np.bincount(model.labels_, minlength=model.n_components)
-        share = model.weights_
-        kept = np.flatnonzero(sizes > 0)
-        size_text = [plural(int(sizes[k]), "document") for k in range(P.shape[0])]
-        unit, scores = "cluster", None
-        gibbs = getattr(model, "log_joint_trace_", None) is not None
-        traces = [_trace("log p(y, z) per Gibbs sweep", "sweep", "log p(y, z) (nats)",
-                         [("kept chain", model.log_joint_trace_)])] if gibbs else [
-            _trace("ELBO per CAVI iteration", "iteration", "ELBO (nats)",
-                   [("ELBO", model.elbo_trace_)])]
-        subtitle = (f"Dirichlet-multinomial mixture: {plural(len(model.labels_), 'document')}"
-                    f" x {plural(V, 'term')}, {plural(kept.size, 'cluster')} holding documents"
-                    f" of {model.n_components}; " + (
-                        f"log p(y, z) {model.log_joint_trace_[-1]:.6g}" if gibbs else
-                        f"ELBO {model.elbo_:.6g}") + f" after {plural(model.n_iter_, 'sweep' if gibbs else 'iteration')}"
-                    + ("" if model.converged_ else " (NOT converged)"))
-        if counts is not None:
-            proba = model.predict_proba(counts)
-            scores = np.where(np.arange(P.shape[0])[None, :] == model.labels_[:, None],
-                              proba, -np.inf)
-    elif isinstance(model, TopicModel):
-        P = model.topics_
-        frequency = model.term_frequency_
-        present = P > 0
-        share = model.usage_
-        kept = np.arange(P.shape[0])
-        main = np.bincount(model.doc_topic_.argmax(axis=1), minlength=P.shape[0])
-        size_text = [f"usage {share[k]:.3f}, main topic of {plural(int(main[k]), 'document')}"
-                     for k in range(P.shape[0])]
-        unit = "topic"
-        traces = [_trace("log posterior per iteration", "iteration", "log posterior (nats)",
-                         [("log posterior", model.log_posterior_trace_)])]
-        subtitle = (f"topic model: {plural(model.doc_topic_.shape[0], 'document')} x "
-                    f"{plural(V, 'term')}, {plural(P.shape[0], 'topic')}; log posterior "
-                    f"{model.log_posterior_:.6g} after {plural(model.n_iter_, 'iteration')}"
-                    + ("" if model.converged_ else " (NOT converged)"))
-        scores = model.doc_topic_ if counts is not None else None
+        view = _dmm_view(model, counts)
     elif isinstance(model, HDPMixture):
-        P = model.components_
-        frequency = model.term_frequency_
-        K = P.shape[0]
-        tokens = np.bincount(model.labels_, minlength=K)
-        documents = np.bincount(model.group_labels_, minlength=K)
-        from ..hdp.model import _word_prior
-
-        a = _word_prior(model.word_prior)  # as top_words: only terms the cluster's tokens use
-        present = P * (tokens + V * a)[:, None] - a > 0.5
-        share = tokens / tokens.sum()
-        kept = np.arange(K)
-        size_text = [f"{plural(int(tokens[k]), 'token')}, majority of "
-                     f"{plural(int(documents[k]), 'document')}" for k in range(K)]
-        unit = "cluster"
-        traces = _hdp_traces(model)
-        chains, sweeps = model.trace_.shape
-        subtitle = (f"hierarchical Dirichlet process: {plural(model.n_groups_, 'document')} x "
-                    f"{plural(V, 'term')} -> {plural(K, 'cluster')}; "
-                    f"{plural(chains, 'chain')} x {plural(sweeps, 'sweep')}")
-        scores = None
-        if counts is not None:
-            scores = hdp_document_shares(model, counts)
-            scores = np.where(np.arange(K)[None, :] == model.group_labels_[:, None], scores,
-                              -np.inf)
-    else:  # pragma: no cover - the caller dispatches
-        raise TypeError(f"model: no term report for {type(model).__name__}")
-
+        view = _hdp_view(model, counts)
+    else:
+        view = _topic_view(model, counts)
+    P, kept = view["P"], view["kept"]
     coords = _geometry.map_coordinates(_geometry.js_distances(P[kept])) if kept.size else \
         np.zeros((0, 2))
-    columns, per_component = _candidates(P[kept], frequency, present[kept])
-    components = [dict(id=int(k), share=float(share[k]), size=size_text[k],
+    columns, per_component = _candidates(P[kept], view["frequency"], view["present"][kept])
+    components = [dict(id=int(k), share=float(view["share"][k]), size=view["size"][k],
                        x=float(coords[i, 0]), y=float(coords[i, 1]), terms=per_component[i])
                   for i, k in enumerate(kept)]
-    payload = dict(kind="terms", unit=unit, subtitle=subtitle, components=components,
-                   vocabulary=[str(names[j]) for j in columns],
-                   frequency=[_round(frequency[j]) for j in columns],
-                   shown_terms=SHOWN_TERMS, lambda_default=0.6, traces=traces,
+    payload = dict(kind="terms", unit=view["unit"], subtitle=view["subtitle"],
+                   components=components, vocabulary=[str(names[j]) for j in columns],
+                   frequency=[_round(view["frequency"][j]) for j in columns],
+                   shown_terms=SHOWN_TERMS, lambda_default=0.6, traces=view["traces"],
                    map_note="Jensen-Shannon distance between word distributions, by "
                             "metric MDS (classical MDS refined by stress majorization); "
                             "circle area = share")
     empty = sorted(set(range(P.shape[0])) - set(kept.tolist()))
     if empty:
-        payload["note"] = (f"{plural(len(empty), 'empty ' + unit)} not drawn: "
+        payload["note"] = (f"{plural(len(empty), 'empty ' + view['unit'])} not drawn: "
                            f"{', '.join(map(str, empty[:20]))}{' ...' if len(empty) > 20 else ''}")
-    if scores is not None:
-        payload["examples"] = _examples(scores, kept, counts, names, doc_ids)
+    if view["scores"] is not None:
+        payload["examples"] = _examples(view["scores"], kept, counts, names, doc_ids)
+        payload["example_score"] = view["score_name"]
     return payload
+
+
+def _dmm_view(model, counts):
+    """What a Dirichlet-multinomial mixture shows: the clusters holding documents, their
+    posterior mean word distributions, and (given the documents) each member's probability."""
+    P = model.components_
+    totals = term_totals(model)
+    sizes = np.bincount(model.labels_, minlength=model.n_components)
+    kept = np.flatnonzero(sizes > 0)
+    gibbs = getattr(model, "log_joint_trace_", None) is not None
+    if gibbs:
+        traces = [_trace("log p(y, z) per Gibbs sweep", "sweep", "log p(y, z) (nats)",
+                         [("kept chain", model.log_joint_trace_)])]
+        fit = (f"log p(y, z) {model.log_joint_trace_[-1]:.6g} after "
+               f"{plural(model.n_iter_, 'sweep')}")
+    else:
+        traces = [_trace("ELBO per CAVI iteration", "iteration", "ELBO (nats)",
+                         [("ELBO", model.elbo_trace_)])]
+        fit = f"ELBO {model.elbo_:.6g} after {plural(model.n_iter_, 'iteration')}"
+    scores = None
+    if counts is not None:  # a document's probability in its own cluster only
+        own = np.arange(P.shape[0])[None, :] == model.labels_[:, None]
+        scores = np.where(own, model.predict_proba(counts), -np.inf)
+    return dict(
+        P=P, frequency=totals / totals.sum(), kept=kept, share=model.weights_,
+        present=model.word_concentration_ - model.word_prior_ >= 0.5,  # as top_words
+        size=[plural(int(n), "document") for n in sizes], unit="cluster", traces=traces,
+        subtitle=(f"Dirichlet-multinomial mixture: {plural(len(model.labels_), 'document')} x "
+                  f"{plural(P.shape[1], 'term')}, {plural(kept.size, 'cluster')} holding "
+                  f"documents of {model.n_components}; {fit}"
+                  + ("" if model.converged_ else " (NOT converged)")),
+        scores=scores, score_name="probability")
+
+
+def _topic_view(model, counts):
+    """What a topic model shows: every topic, its usage, and (given the documents) the
+    documents of highest weight on it."""
+    P = model.topics_
+    main = np.bincount(model.doc_topic_.argmax(axis=1), minlength=P.shape[0])
+    return dict(
+        P=P, frequency=model.term_frequency_, kept=np.arange(P.shape[0]), share=model.usage_,
+        present=P > 0,
+        size=[f"usage {u:.3f}, main topic of {plural(int(n), 'document')}"
+              for u, n in zip(model.usage_, main)],
+        unit="topic",
+        traces=[_trace("log posterior per iteration", "iteration", "log posterior (nats)",
+                       [("log posterior", model.log_posterior_trace_)])],
+        subtitle=(f"topic model: {plural(model.doc_topic_.shape[0], 'document')} x "
+                  f"{plural(P.shape[1], 'term')}, {plural(P.shape[0], 'topic')}; log posterior "
+                  f"{model.log_posterior_:.6g} after {plural(model.n_iter_, 'iteration')}"
+                  + ("" if model.converged_ else " (NOT converged)")),
+        scores=model.doc_topic_ if counts is not None else None, score_name="topic weight")
+
+
+def _hdp_view(model, counts):
+    """What a categorical HDP shows: every cluster in use, its share of the tokens, and
+    (given the documents) the documents it is the majority of, by their share in it."""
+    from ..hdp.model import _word_prior
+
+    P = model.components_
+    K, V = P.shape
+    tokens = np.bincount(model.labels_, minlength=K)
+    documents = np.bincount(model.group_labels_, minlength=K)
+    a = _word_prior(model.word_prior)  # as top_words: only terms the cluster's tokens use
+    scores = None
+    if counts is not None:
+        own = np.arange(K)[None, :] == model.group_labels_[:, None]
+        scores = np.where(own, hdp_document_shares(model, counts), -np.inf)
+    chains, sweeps = model.trace_.shape
+    return dict(
+        P=P, frequency=model.term_frequency_, kept=np.arange(K), share=tokens / tokens.sum(),
+        present=P * (tokens + V * a)[:, None] - a > 0.5,
+        size=[f"{plural(int(t), 'token')}, majority of {plural(int(d), 'document')}"
+              for t, d in zip(tokens, documents)],
+        unit="cluster", traces=_hdp_traces(model),
+        subtitle=(f"hierarchical Dirichlet process: {plural(model.n_groups_, 'document')} x "
+                  f"{plural(V, 'term')} -> {plural(K, 'cluster')}; "
+                  f"{plural(chains, 'chain')} x {plural(sweeps, 'sweep')}"),
+        scores=scores, score_name="token share")
 
 
 def term_totals(model):
@@ -231,8 +247,9 @@ def gaussian_payload(model, points=None, feature_names=None):
         kept = np.arange(K)
         traces = _hdp_traces(model)
         chains, sweeps = model.trace_.shape
-        subtitle = (f"hierarchical Dirichlet process (Gaussian): {plural(len(model.labels_), 'point')}"
-                    f" in {plural(model.n_groups_, 'group')} x {plural(d, 'feature')} -> "
+        subtitle = (f"hierarchical Dirichlet process (Gaussian): "
+                    f"{plural(len(model.labels_), 'point')} in "
+                    f"{plural(model.n_groups_, 'group')} x {plural(d, 'feature')} -> "
                     f"{plural(K, 'cluster')}; {plural(chains, 'chain')} x "
                     f"{plural(sweeps, 'sweep')}")
         unit = "cluster"
@@ -245,9 +262,10 @@ def gaussian_payload(model, points=None, feature_names=None):
         kept = np.flatnonzero(sizes > 0)
         traces = [_trace("ELBO per CAVI iteration", "iteration", "ELBO (nats)",
                          [("ELBO", model.elbo_trace_)])]
+        effective = plural(model.n_effective_components_, "effective component")
         subtitle = (f"variational Gaussian mixture: {plural(len(model.labels_), 'point')} x "
-                    f"{plural(d, 'feature')} -> {plural(model.n_effective_components_, 'effective component')}"
-                    f" of {K} ({model.covariance_type} covariance); ELBO {model.elbo_:.6g} after "
+                    f"{plural(d, 'feature')} -> {effective} of {K} ({model.covariance_type} "
+                    f"covariance); ELBO {model.elbo_:.6g} after "
                     f"{plural(model.n_iter_, 'iteration')}"
                     + ("" if model.converged_ else " (NOT converged)"))
         unit = "component"

@@ -395,9 +395,7 @@
     rows.forEach(function (r) {
       var li = html("li", {}, list);
       html("span", { class: "doc-id" }, li, r.id);
-      html("span", { class: "score" }, li, " (" + (unit === "topic" ? "topic weight " :
-        D.kind === "terms" && D.subtitle.indexOf("hierarchical") === 0 ? "token share " :
-        "probability ") + fmt(r.score) + "): ");
+      html("span", { class: "score" }, li, " (" + D.example_score + " " + fmt(r.score) + "): ");
       html("span", {}, li, r.words);
     });
   }
@@ -428,7 +426,7 @@
     $("prev").addEventListener("click", function () { select(selected - 1); });
     $("next").addEventListener("click", function () { select(selected + 1); });
     document.addEventListener("keydown", function (e) {
-      if (e.target && e.target.tagName === "INPUT") return;
+      if (e.target && /^(INPUT|SELECT)$/.test(e.target.tagName)) return;  // they move themselves
       if (e.key === "ArrowLeft") select(selected - 1);
       if (e.key === "ArrowRight") select(selected + 1);
     });
