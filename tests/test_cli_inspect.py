@@ -1,34 +1,12 @@
 """``mixbayes inspect``: a few lines on each kind of saved model, one clear error on a bad file."""
 
 import json
-import warnings
 
 import numpy as np
 import pytest
 
 import mixbayes as mb
 from mixbayes.cli import main
-
-
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    """One small saved model of every kind, and the corpus the count models were fitted on."""
-    folder = tmp_path_factory.mktemp("models")
-    corpus, _ = mb.datasets.make_topic_corpus(60, 30, 3, 40, random_state=0)
-    points, _ = mb.datasets.make_gaussian_mixture(90, 3, 2, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        models = dict(
-            dmm=mb.DirichletMultinomialMixture(3, n_init=1, random_state=0).fit(corpus.counts),
-            gmm=mb.VariationalGaussianMixture(3, n_init=1, random_state=0).fit(points),
-            topics=mb.TopicModel(3, random_state=0).fit(corpus.counts),
-            hdp=mb.HDPMixture(kernel="categorical", n_iter=6, random_state=0).fit(
-                corpus.counts),
-            tree=mb.HierarchicalMixture(2, n_iter=6, burn_in=2, random_state=0).fit(points),
-        )
-    paths = {kind: mb.save(model, folder / f"{kind}.npz") for kind, model in models.items()}
-    (folder / "vocab.txt").write_text("\n".join(corpus.vocabulary) + "\n")
-    return paths, models, corpus, folder
 
 
 def _inspect(capsys, *args):

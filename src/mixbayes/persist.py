@@ -83,11 +83,21 @@ def save(model, path):
 
     meta = dict(format=_FORMAT, cls=name, version=__version__,
                 params={k: _json_value(v) for k, v in params.items()}, scalars=scalars)
+    write_atomically(path, lambda handle: np.savez_compressed(
+        handle, __meta__=np.asarray(json.dumps(meta)), **arrays))
+    return path
+
+
+def write_atomically(path, write):
+    """Call ``write(handle)`` on a temporary file (binary) in ``path``'s folder, flush and fsync
+    it, then rename it over ``path``: a reader never sees a half-written file, and a failure
+    leaves ``path`` as it was."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=".npz.tmp", dir=folder)
+    suffix = os.path.splitext(path)[1] + ".tmp"
+    fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=suffix, dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, __meta__=np.asarray(json.dumps(meta)), **arrays)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -95,7 +105,6 @@ def save(model, path):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return path
 
 
 def load(path):
@@ -166,6 +175,12 @@ def _one_line(exc, limit=300):
 
 def _read(path):
     """The metadata dict and the arrays of ``path``, never unpickling anything."""
+    with open(path, "rb") as handle:
+        head = handle.read(6)
+    if not head.startswith((b"PK", b"\x93NUMPY")):  # numpy would take it for a pickle
+        text = head and all(32 <= b < 127 or b in (9, 10, 13) for b in head)
+        raise _fail(path, "not an .npz archive: " + ("it holds text" if text else
+                                                      "neither a zip archive nor a NumPy file"))
     try:
         data = np.load(path, allow_pickle=False)
         if not isinstance(data, np.lib.npyio.NpzFile):

@@ -9,6 +9,7 @@
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
     mixbayes inspect MODEL.npz [--vocabulary FILE]
+    mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]
 
 Every fitting run writes its files (``assignments.csv``, ``clusters.json`` or ``topics.json``,
 ``model.npz``, ``summary.json``, PNG figures) to ``--out`` and prints a short summary. Errors
@@ -16,7 +17,7 @@ are one line on stderr and exit status 2 (usage) or 1 (anything else), never a t
 run that fails leaves ``--out`` as it was.
 
 The parser and the rules that tie options to models live here; each command runs in its own
-module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`), sharing the readers (:mod:`._inputs`) and the
+module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`), sharing the readers (:mod:`._inputs`) and the
 writers (:mod:`._outputs`).
 """
 
@@ -158,6 +159,9 @@ def _add_common(parser, out_default):
                         help="top words shown per cluster or topic (default: %(default)s)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar (default: a bar on runs over a second)")
+    parser.add_argument("--report", action="store_true",
+                        help="also write report.html, an interactive report in one "
+                        "self-contained file (see mixbayes report)")
 
 
 def build_parser():
@@ -263,6 +267,23 @@ def build_parser():
                          "vocabulary)")
     inspect.add_argument("--top", type=_positive_int, default=10, metavar="N",
                          help="top terms shown per cluster or topic (default: %(default)s)")
+    report = sub.add_parser(
+        "report", allow_abbrev=False, help="write an interactive HTML report of a saved model",
+        description="Write one self-contained HTML file (no network needed) showing a saved "
+        "model: a map of its clusters or topics, the selected one's top terms by relevance "
+        "(or its points and ellipse, or the tree), sizes, the choice of K (from a "
+        "selection.csv beside the model), the convergence trace and example documents.")
+    report.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+                        "mixbayes.save")
+    report.add_argument("--corpus", default=None, metavar="INPUT",
+                        help="the documents or points the model was fitted to, in any format "
+                        "cluster and topics read: names the terms, adds example documents, "
+                        "draws the points (default: none; terms are then column numbers)")
+    report.add_argument("--out", default="report.html", metavar="FILE",
+                        help="the HTML file to write (default: %(default)s)")
+    report.add_argument("--force", action="store_true",
+                        help="replace --out when it exists (default: refuse)")
+    _add_text_options(report)
     return parser
 
 
@@ -344,6 +365,10 @@ def run(args, stream=None):
         from .inspect import run_inspect
 
         return run_inspect(args, stream)
+    if args.command == "report":
+        from .report import run_report
+
+        return run_report(args, stream)
     settings = _apply_rules(args)
     verbose = 0 if args.quiet else 1
     text = io.StringIO()

@@ -15,7 +15,7 @@ from .._validation import plural
 # every file some run writes: what --force may replace in a folder used before
 OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
                 "model.npz", "summary.json", "selection.csv", "trace.csv", "convergence.png",
-                "top_words.png", "selection.png", "scatter.png", "trace.png")
+                "top_words.png", "selection.png", "scatter.png", "trace.png", "report.html")
 SHOWN = 20  # clusters or topics printed; the rest are in the JSON file
 
 

@@ -11,6 +11,7 @@ from . import range_text
 from ._inputs import read_documents, read_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
+from .report import write_run_report
 
 
 def run_cluster(args, settings, out, verbose, stream):
@@ -81,6 +82,7 @@ def _run_dmm(args, settings, out, verbose, stream, start):
                 for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
     save(model, out.file("model.npz"))
+    write_run_report(args, out, model, corpus, selection=selection)
     summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
                    n_components=int(model.n_components), elbo=float(model.elbo_),
                    n_iter=int(model.n_iter_), converged=bool(model.converged_),
@@ -149,6 +151,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
                      mean=named_mean(model.means_[k], names)) for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
     save(model, out.file("model.npz"))
+    write_run_report(args, out, model, X, feature_names=names)
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_effective_components=model.n_effective_components_,
                    elbo=float(model.elbo_), n_iter=int(model.n_iter_),
@@ -241,6 +244,7 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
                      mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
+    write_run_report(args, out, model, X, feature_names=names)
     summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
                            n_features=int(X.shape[1]), features=feature_names(names, X.shape[1]),
                            n_groups=int(model.n_groups_))
@@ -297,6 +301,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
                 for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
+    write_run_report(args, out, model, corpus)
     summary = _hdp_summary(model, settings, n_documents=int(X.shape[0]),
                            n_terms=int(X.shape[1]), n_tokens=int(X.sum()))
     _scores(summary, known, model.group_labels_)
@@ -347,6 +352,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
          f"{entry['acceptance']:.4f}"] + [int(v) for v in entry["nodes"]]
         for chain, row in enumerate(model.trace_) for sweep, entry in enumerate(row)))
     save(model, out.file("model.npz"))
+    write_run_report(args, out, model, X, feature_names=names)
     children = [tree.children(z) for z in range(tree.n_nodes)]
     leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],

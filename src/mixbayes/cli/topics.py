@@ -9,6 +9,7 @@ import numpy as np
 from .._validation import plural
 from ._inputs import read_documents
 from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
+from .report import write_run_report
 
 
 def run_topics(args, settings, out, verbose, stream):
@@ -67,6 +68,7 @@ def run_topics(args, settings, out, verbose, stream):
                 + ([known[i]] if known is not None else [])
                 for i, (doc, row) in enumerate(zip(corpus.doc_ids, model.doc_topic_))))
     save(model, out.file("model.npz"))
+    write_run_report(args, out, model, corpus, selection=selection)
 
     print(f"{plural(corpus.n_documents, 'document')} x {plural(corpus.n_terms, 'term')} -> "
           f"{plural(model.n_components, 'topic')} in {elapsed:.1f} s", file=stream)

@@ -1,0 +1,124 @@
+"""``mixbayes report`` (and ``--report`` on ``cluster`` and ``topics``): the interactive HTML
+report of a fitted model, one self-contained file (see :mod:`mixbayes.report`).
+
+``mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]`` reads the model, and the
+documents or points it was fitted to when ``--corpus`` names them (read as ``cluster`` and
+``topics`` read them, with the same ``--stop-words``, ``--min-df`` and ``--text-column``); a
+``selection.csv`` beside the model (written by ``--select``) draws the choice of K.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+from .._validation import plural
+
+REPORT_FILE = "report.html"
+
+
+def run_report(args, stream):
+    """The ``report`` command; returns the exit status."""
+    from ..persist import load
+
+    model = load(args.model)
+    target = args.out
+    if os.path.isdir(target):
+        raise ValueError(f"--out: {target!r} is a folder; name the report's file, e.g. "
+                         f"{os.path.join(target, REPORT_FILE)!r}.")
+    if os.path.exists(target) and not args.force:
+        raise ValueError(f"--out: {target!r} already exists; choose another name, or pass "
+                         "--force to replace it.")
+    data, options = None, {}
+    if args.corpus is not None:
+        data, options = _read_data(model, args)
+    selection, note = _selection_beside(args.model, model)
+    if selection is not None:
+        options["selection"] = selection
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--out: the folder {folder!r} does not exist.")
+    _write(model, target, data, options)
+    if note:
+        print(f"note: {note}", file=stream)
+    size = os.path.getsize(target)
+    print(f"report of the {type(model).__name__} written to {target} ({size / 1e3:,.0f} kB); "
+          "open it in a browser (it needs no network)", file=stream)
+    return 0
+
+
+def write_run_report(args, out, model, data, **options):
+    """``--report`` on ``cluster`` and ``topics``: report.html into the run's folder."""
+    if getattr(args, "report", False):
+        _write(model, out.file(REPORT_FILE), data, options)
+
+
+def _write(model, path, data, options):
+    from ..report import write_report
+
+    try:
+        write_report(model, path, data, **options)
+    except ValueError as exc:  # name the command's flags, not the function's arguments
+        message = str(exc)
+        if message.startswith("data: "):
+            message = "--corpus: " + message[len("data: "):]
+        message = message.replace("(the same stop words and minimum document frequency)",
+                                  "(the same --stop-words, --min-df and --text-column)")
+        raise ValueError(message) from None
+
+
+def _read_data(model, args):
+    """The documents or points of ``--corpus``, read as the fitting command read them."""
+    import argparse
+
+    from ..hdp import HDPMixture
+    from ..mixture import DirichletMultinomialMixture
+    from ..topics import TopicModel
+    from ._inputs import read_documents, read_points
+
+    name = type(model).__name__
+    documents = isinstance(model, (DirichletMultinomialMixture, TopicModel)) or (
+        isinstance(model, HDPMixture) and model.kernel == "categorical")
+    if documents and args.corpus.endswith(".npy"):
+        raise ValueError(f"--corpus: {args.corpus!r} holds points, but a {name} was fitted to "
+                         "documents; give the documents it was fitted to.")
+    if not documents:
+        for flag in ("text_column", "stop_words", "min_df"):
+            if getattr(args, flag) is not None:
+                raise ValueError(f"--{flag.replace('_', '-')} is for documents; a {name} was "
+                                 "fitted to points.")
+    try:
+        if documents:
+            settings = argparse.Namespace(input=args.corpus, labels=None,
+                                          text_column=args.text_column or "text",
+                                          stop_words=args.stop_words, min_df=args.min_df or 1)
+            return read_documents(settings)[0], {}
+        if not os.path.exists(args.corpus):
+            raise ValueError(f"input: no file named {args.corpus!r}.")
+        X, names, _ = read_points(args.corpus)
+        return X, dict(feature_names=names)
+    except ValueError as exc:  # the readers name the file "input"; here it is --corpus
+        message = str(exc)
+        if message.startswith("input: "):
+            message = "--corpus: " + message[len("input: "):]
+        if not documents and "points are read from" in message:
+            message += f" (a {name} was fitted to points)"
+        raise ValueError(message) from None
+
+
+def _selection_beside(model_path, model):
+    """The rows of ``selection.csv`` in the model's folder when they chose this model's K;
+    returns ``(rows or None, a note or None)``."""
+    path = os.path.join(os.path.dirname(os.path.abspath(model_path)), "selection.csv")
+    if not os.path.isfile(path) or not hasattr(model, "n_components"):
+        return None, None
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        ks = [int(float(row["k"])) for row in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, f"{path} is not a selection table; the choice of K is not drawn"
+    if model.n_components not in ks:
+        return None, (f"{path} covers K = {ks[0]}..{ks[-1]}, not the model's K = "
+                      f"{model.n_components}; the choice of K is not drawn")
+    return rows, f"the choice of K drawn from {path} ({plural(len(rows), 'candidate')})"

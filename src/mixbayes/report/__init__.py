@@ -1,0 +1,229 @@
+"""An interactive report of a fitted model: one self-contained HTML file (all JavaScript, CSS
+and data inline, no network) to look at a clustering rather than read its JSON.
+
+It shows a map of the clusters or topics (how close they are: Jensen-Shannon distance between
+word distributions, or Hellinger distance between Gaussians, by classical MDS; circle area =
+share), the selected one's top terms ranked by relevance with Sievert & Shirley's (2014)
+lambda slider (models of words), or the points' 2-D projection with every component's
+2-sigma ellipse (Gaussian models), or the tree drawn (the tree model); the sizes; the
+selection curve when K was chosen; the convergence trace the model keeps; and a few example
+documents per cluster or topic when the documents are given.
+
+::
+
+    import mixbayes as mb
+    from mixbayes.report import write_report
+
+    corpus = mb.datasets.load_classic3()
+    model = mb.DirichletMultinomialMixture(3, random_state=0).fit(corpus.counts)
+    write_report(model, "report.html", corpus)
+
+Modules: :mod:`._extract` (what each kind of model shows), :mod:`._geometry` (distances,
+MDS, projections), :mod:`._html` (the page from its template files).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._validation import plural
+
+__all__ = ["build_report", "write_report"]
+
+
+def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=None,
+                 feature_names=None, title=None):
+    """The report of a fitted model as one HTML page (a string).
+
+    Parameters
+    ----------
+    model : fitted DirichletMultinomialMixture, TopicModel, HDPMixture, \
+            VariationalGaussianMixture or HierarchicalMixture
+    data : Corpus, sparse matrix or array-like, default=None
+        What the model was fitted to. Documents (a :class:`~mixbayes.Corpus`, or counts of
+        shape (n_documents, n_terms)) for the models of words: their vocabulary names the
+        terms and example documents are shown; the corpus must be the one the model was fitted
+        to (same documents, same terms in the same order). Points of shape (n_samples,
+        n_features) for the Gaussian mixture, the Gaussian HDP and the tree model: drawn in
+        the 2-D projection.
+    selection : TopicSelection, ClusterSelection or list of dict, default=None
+        The result (or its ``table``) of :func:`~mixbayes.select_n_topics` or
+        :func:`~mixbayes.select_n_clusters` that chose the model's K: its curve is drawn.
+    vocabulary : sequence of str, default=None
+        The terms' names, when ``data`` is not a Corpus (default: ``term 0``, ``term 1``, ...).
+    doc_ids : sequence of str, default=None
+        The documents' names, when ``data`` is not a Corpus (default: their row numbers).
+    feature_names : sequence of str, default=None
+        Names of the points' features (default: x1, x2, ...).
+    title : str, default=None
+        The page's title (default: the model's kind).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not one of mixbayes's fitted models.
+    ValueError
+        ``data`` does not match the model (other terms, other documents, other features), or
+        ``selection`` is for another K.
+    """
+    from . import _extract
+    from ._html import assemble
+
+    kind = _kind(model)
+    if kind == "terms":
+        counts, vocabulary, doc_ids = _documents(model, data, vocabulary, doc_ids)
+        payload = _extract.term_payload(model, counts, vocabulary, doc_ids)
+    else:
+        points = _points(model, data, kind)
+        if kind == "tree":
+            payload = _extract.tree_payload(model, points, feature_names)
+        else:
+            payload = _extract.gaussian_payload(model, points, feature_names)
+    if selection is not None:
+        rows = list(getattr(selection, "table", selection))
+        chosen = getattr(model, "n_components", None)
+        ks = [int(float(row["k"])) for row in rows] if rows else []
+        if chosen not in ks:
+            raise ValueError(f"selection: its table covers K = {ks[:1] + ks[-1:]} but the "
+                             f"model has K = {chosen}; pass the selection that chose this "
+                             "model.")
+        payload["selection"] = _extract.selection_payload(rows, chosen)
+    if title is None:
+        title = {"terms": "Clusters", "gaussian": "Clusters", "tree": "Tree of clusters"}[kind]
+        title = "Topics" if payload["unit"] == "topic" else title
+        title = f"mixbayes report: {title}"
+    return assemble(payload, str(title))
+
+
+def write_report(model, path, data=None, **options):
+    """Write :func:`build_report`'s page to ``path`` (through a temporary file in the same
+    folder, renamed into place) and return the path. ``options`` are those of
+    :func:`build_report`."""
+    from ..persist import write_atomically
+
+    page = build_report(model, data, **options).encode("utf-8")
+    path = os.fspath(path)
+    write_atomically(path, lambda handle: handle.write(page))
+    return path
+
+
+# --------------------------------------------------------------------------- inputs
+def _kind(model):
+    from sklearn.exceptions import NotFittedError
+
+    from ..hdp import HDPMixture
+    from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
+    from ..topics import TopicModel
+    from ..tree import HierarchicalMixture
+
+    if isinstance(model, (DirichletMultinomialMixture, TopicModel)):
+        kind = "terms"
+    elif isinstance(model, HDPMixture):
+        kind = "terms" if model.kernel == "categorical" else "gaussian"
+    elif isinstance(model, VariationalGaussianMixture):
+        kind = "gaussian"
+    elif isinstance(model, HierarchicalMixture):
+        kind = "tree"
+    else:
+        raise TypeError(f"model: a report shows a fitted DirichletMultinomialMixture, "
+                        f"TopicModel, HDPMixture, VariationalGaussianMixture or "
+                        f"HierarchicalMixture; got {type(model).__name__}.")
+    if not hasattr(model, "n_features_in_"):
+        raise NotFittedError(f"model: this {type(model).__name__} is not fitted yet; call fit "
+                             "first.")
+    return kind
+
+
+def _n_documents(model):
+    if hasattr(model, "doc_topic_"):
+        return model.doc_topic_.shape[0]
+    if hasattr(model, "group_labels_"):
+        return model.group_labels_.shape[0]
+    return model.labels_.shape[0]
+
+
+def _documents(model, data, vocabulary, doc_ids):
+    """The counts, vocabulary and document names, checked against the model: the same
+    number of documents and of terms, and every term's total count where the model records
+    it (a vocabulary in another order, or read with other stop words, differs there)."""
+    from ..corpus import Corpus
+    from ..topics import TopicModel
+    from ._extract import term_totals
+
+    if isinstance(data, Corpus):
+        counts = data.counts
+        vocabulary = data.vocabulary if vocabulary is None else vocabulary
+        doc_ids = data.doc_ids if doc_ids is None else doc_ids
+    elif data is not None:
+        from .._validation import check_counts
+
+        counts = check_counts(data, "data")
+    else:
+        counts = None
+    p = model.n_features_in_
+    if counts is not None and counts.shape[1] != p:
+        raise ValueError(f"data: the corpus has {plural(counts.shape[1], 'term')} but the model "
+                         f"was fitted to {plural(p, 'term')}: its vocabulary does not match; "
+                         "give the corpus the model was fitted to, read the same way (the same "
+                         "stop words and minimum document frequency).")
+    if vocabulary is not None and len(vocabulary) != p:
+        raise ValueError(f"vocabulary: it has {plural(len(vocabulary), 'term')} but the model "
+                         f"was fitted to {plural(p, 'term')}.")
+    if counts is None:
+        return None, vocabulary, None
+    n = _n_documents(model)
+    if counts.shape[0] != n:
+        raise ValueError(f"data: the corpus has {plural(counts.shape[0], 'document')} but the "
+                         f"model was fitted to {plural(n, 'document')}; give the corpus the "
+                         "model was fitted to.")
+    totals = np.asarray(counts.sum(axis=0)).ravel().astype(float)
+    if isinstance(model, TopicModel) or hasattr(model, "term_frequency_"):
+        expected = model.term_frequency_ * totals.sum()
+    else:
+        expected = term_totals(model)
+    wrong = np.flatnonzero(~np.isclose(totals, expected, rtol=1e-6, atol=1e-6 * max(
+        totals.sum(), 1.0) / p + 1e-6))
+    if wrong.size:
+        j = wrong[0]
+        name = f"{vocabulary[j]!r} (column {j})" if vocabulary is not None else f"column {j}"
+        raise ValueError(f"data: the corpus's vocabulary does not match the model's: term "
+                         f"{name} occurs {totals[j]:.0f} times in it but {expected[j]:.0f} in "
+                         f"the documents the model was fitted to ({plural(wrong.size, 'term')} "
+                         "differ); give the corpus the model was fitted to, its terms in the "
+                         "same order.")
+    if doc_ids is not None and len(doc_ids) != counts.shape[0]:
+        raise ValueError(f"doc_ids: it has {len(doc_ids)} entries for "
+                         f"{plural(counts.shape[0], 'document')}.")
+    return counts, vocabulary, doc_ids
+
+
+def _points(model, data, kind):
+    """The points as an (n, d) float array, checked against the model (None when none)."""
+    if data is None:
+        return None
+    from ..corpus import Corpus
+
+    if isinstance(data, Corpus) or hasattr(data, "tocsr"):
+        raise ValueError(f"data: a {type(model).__name__} was fitted to points, not documents; "
+                         "give the points (an array of shape (n_samples, n_features)).")
+    X = np.asarray(data, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X
+    d = model.n_features_in_
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"data: the points have shape {X.shape} but the model was fitted to "
+                         f"{plural(d, 'feature')}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("data: the points hold NaN or infinite values.")
+    n = len(model.labels_)
+    from ..mixture import VariationalGaussianMixture
+
+    if not isinstance(model, VariationalGaussianMixture) and X.shape[0] != n:
+        raise ValueError(f"data: {plural(X.shape[0], 'point')} given but the model was "
+                         f"fitted to {n}; give the points it was fitted to.")
+    return X

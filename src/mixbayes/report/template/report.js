@@ -1,0 +1,462 @@
+/* mixbayes report: hand-written, no library. The data is the JSON in #report-data (see
+   mixbayes/report/_extract.py for its fields); everything is drawn as inline SVG. */
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("report-data").textContent);
+  var NS = document.getElementById("map").namespaceURI;  // SVG's, from an inline <svg>
+  var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  var isTree = D.kind === "tree";
+  var items = isTree ? D.nodes : D.components;   // what can be selected
+  var byId = {};
+  items.forEach(function (c, i) { byId[c.id] = i; });
+  var unit = D.unit;
+  var selected = 0;
+
+  // ------------------------------------------------------------------ small helpers
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, parent, text) {
+    var node = document.createElementNS(NS, tag);
+    for (var key in attrs) { if (attrs[key] !== null) node.setAttribute(key, attrs[key]); }
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function html(tag, attrs, parent, text) {
+    var node = document.createElement(tag);
+    for (var key in attrs) node.setAttribute(key, attrs[key]);
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function show(node) { node.removeAttribute("hidden"); }  // SVG elements have no .hidden
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+  function title(node, text) { el("title", {}, node, text); }
+  function fmt(v) {
+    if (v === null || !isFinite(v)) return "n/a";
+    var a = Math.abs(v);
+    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
+    return +v.toPrecision(4) + "";
+  }
+  function svgSize(svg, width, height) {
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.setAttribute("height", height);
+    svg.style.maxWidth = width + "px";
+  }
+  function niceTicks(lo, hi, count, minStep) {
+    if (!(hi > lo)) { var pad = Math.abs(lo) * 0.05 || 1; lo -= pad; hi += pad; }
+    var raw = Math.max((hi - lo) / count, minStep || 0), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    var step = [1, 2, 5, 10].map(function (m) { return m * mag; })
+      .filter(function (s) { return s >= raw; })[0];
+    var ticks = [];
+    for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
+      ticks.push(Math.abs(t) < step * 1e-9 ? 0 : t);
+    }
+    return { lo: Math.min(lo, ticks[0]), hi: Math.max(hi, ticks[ticks.length - 1]), ticks: ticks };
+  }
+  function extent(values) {
+    var lo = Infinity, hi = -Infinity;
+    values.forEach(function (v) { if (v !== null && isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } });
+    return lo <= hi ? [lo, hi] : [0, 1];
+  }
+  function nameOf(item) { return unit + " " + item.id; }
+
+  // ------------------------------------------------------------------ the map
+  function bubbleRadii(width) {
+    var maxShare = Math.max.apply(null, items.map(function (c) { return c.share; }).concat([1e-12]));
+    var biggest = Math.min(width * 0.11, 48, 200 / Math.sqrt(items.length));  // many: smaller
+    return items.map(function (c) { return Math.max(4, biggest * Math.sqrt(c.share / maxShare)); });
+  }
+
+  function drawMap() {
+    var svg = $("map"); clear(svg);
+    if (isTree) return drawTree(svg);
+    var W = 520, H = 420, pad = 56;
+    svgSize(svg, W, H);
+    var radii = bubbleRadii(W);
+    var xs = extent(items.map(function (c) { return c.x; }));
+    var ys = extent(items.map(function (c) { return c.y; }));
+    var span = Math.max(xs[1] - xs[0], ys[1] - ys[0]) || 1;   // one scale for both axes
+    var cx = (xs[0] + xs[1]) / 2, cy = (ys[0] + ys[1]) / 2;
+    var scale = Math.min(W, H - 20) / 2 - pad;
+    el("line", { x1: W / 2, y1: 12, x2: W / 2, y2: H - 12, class: "axis", stroke: "#eee" }, svg);
+    el("line", { x1: 12, y1: H / 2, x2: W - 12, y2: H / 2, class: "axis", stroke: "#eee" }, svg);
+    el("text", { x: W - 14, y: H / 2 - 4, "text-anchor": "end", class: "axis" }, svg, "MDS 1");
+    el("text", { x: W / 2 + 4, y: 20, class: "axis" }, svg, "MDS 2");
+    var order = items.map(function (c, i) { return i; })
+      .sort(function (a, b) { return radii[b] - radii[a]; });  // small ones on top
+    order.forEach(function (i) {
+      var c = items[i];
+      var x = W / 2 + (c.x - cx) / span * 2 * scale, y = H / 2 - (c.y - cy) / span * 2 * scale;
+      var g = el("g", {}, svg);
+      var circle = el("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: radii[i].toFixed(1),
+        class: "bubble" + (i === selected ? " selected" : ""), "data-id": c.id }, g);
+      title(circle, nameOf(c) + ": " + c.size);
+      circle.addEventListener("click", function () { select(i); });
+      el("text", { x: x.toFixed(1), y: y.toFixed(1), class: "bubble-label" }, g, String(c.id));
+    });
+  }
+
+  function drawTree(svg) {
+    var W = 520, maxDepth = 0, maxX = 0;
+    items.forEach(function (n) { maxDepth = Math.max(maxDepth, n.depth); maxX = Math.max(maxX, n.x); });
+    var H = 110 + maxDepth * 110, pad = 40;
+    svgSize(svg, W, H);
+    var px = function (n) { return pad + (maxX ? n.x / maxX : 0.5) * (W - 2 * pad); };
+    var py = function (n) { return 40 + n.depth * 110; };
+    var radii = bubbleRadii(W);
+    var onPath = {};
+    for (var z = items[selected].id; z >= 0; z = items[byId[z]].parent) onPath[z] = true;
+    items.forEach(function (n) {
+      if (n.parent < 0) return;
+      var p = items[byId[n.parent]];
+      el("path", { d: "M" + px(p) + "," + py(p) + "L" + px(n) + "," + py(n),
+                   class: "edge" + (onPath[n.id] ? " on-path" : "") }, svg);
+    });
+    items.forEach(function (n, i) {
+      var circle = el("circle", { cx: px(n).toFixed(1), cy: py(n).toFixed(1), r: radii[i].toFixed(1),
+        class: "bubble" + (i === selected ? " selected" : ""), "data-id": n.id }, svg);
+      title(circle, nameOf(n) + ": " + n.size);
+      circle.addEventListener("click", function () { select(i); });
+      el("text", { x: px(n).toFixed(1), y: (py(n) + radii[i] + 10).toFixed(1),
+                   "text-anchor": "middle" }, svg, "n" + n.id);
+    });
+  }
+
+  // ------------------------------------------------------------------ the term panel
+  function currentLambda() { return parseFloat($("lambda").value); }
+
+  function rankedTerms(component, lambda) {
+    var rows = component.terms.map(function (t) {
+      var p = t[1], f = D.frequency[t[0]];
+      var rel = lambda * Math.log(p) + (1 - lambda) * Math.log(p / f);
+      return { term: D.vocabulary[t[0]], p: p, f: f, relevance: rel };
+    });
+    rows.sort(function (a, b) { return b.relevance - a.relevance || (a.term < b.term ? -1 : 1); });
+    return rows.slice(0, D.shown_terms);
+  }
+
+  function drawTerms() {
+    var svg = $("terms"); clear(svg);
+    var c = items[selected], lambda = currentLambda();
+    $("lambda-value").textContent = lambda.toFixed(2);
+    var rows = rankedTerms(c, lambda);
+    var W = 520, rowH = 19, left = 120, top = 22, H = top + Math.max(rows.length, 1) * rowH + 8;
+    svgSize(svg, W, H);
+    if (!rows.length) {
+      el("text", { x: 10, y: 30 }, svg, "no terms: this " + unit + " holds no tokens");
+      return;
+    }
+    var most = Math.max.apply(null, rows.map(function (r) { return r.f; }));
+    var barW = W - left - 70;
+    el("text", { x: left, y: 12, class: "axis" }, svg,
+       "top " + rows.length + " terms by relevance at \u03bb = " + lambda.toFixed(2));
+    rows.forEach(function (r, i) {
+      var y = top + i * rowH;
+      var g = el("g", { class: "term", "data-term": r.term }, svg);
+      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, r.term);
+      el("rect", { x: left, y: y + 2, width: (r.f / most * barW).toFixed(1), height: rowH - 4,
+                   class: "bar-overall" }, g);
+      el("rect", { x: left, y: y + 2, width: (Math.min(r.p * c.share, r.f) / most * barW).toFixed(1),
+                   height: rowH - 4, class: "bar-own" }, g);
+      el("text", { x: left + r.f / most * barW + 4, y: y + rowH / 2,
+                   "dominant-baseline": "central", class: "axis" }, g, "lift " + fmt(r.p / r.f));
+      title(g, r.term + ": p(w|k) = " + fmt(r.p) + ", p(w) = " + fmt(r.f) + ", lift " +
+            fmt(r.p / r.f) + ", relevance " + fmt(r.relevance));
+    });
+  }
+
+  // ------------------------------------------------------------------ projection (Gaussian, tree)
+  function drawProjection() {
+    var svg = $("projection"); clear(svg);
+    var W = 520, H = 400, pad = 42;
+    svgSize(svg, W, H);
+    var pts = D.points || [];
+    var xs = [], ys = [];
+    pts.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); });
+    var centres = isTree ? D.means : items.map(function (c) { return c.centre; });
+    var reach = isTree ? D.radius : 0;
+    centres.forEach(function (m, k) {
+      var r = isTree ? reach : (items[k].ellipse ? items[k].ellipse[0] : 0);
+      xs.push(m[0] - r, m[0] + r); ys.push(m[1] - r, m[1] + r);
+    });
+    var bx = niceTicks(extent(xs)[0], extent(xs)[1], 5), by = niceTicks(extent(ys)[0], extent(ys)[1], 5);
+    var sx = (W - 2 * pad) / (bx.hi - bx.lo), sy = (H - 2 * pad) / (by.hi - by.lo);
+    var X = function (v) { return pad + (v - bx.lo) * sx; };
+    var Y = function (v) { return H - pad - (v - by.lo) * sy; };
+    axes(svg, bx, by, X, Y, W, H, pad, D.axes[0], D.axes[1]);
+    var item = items[selected];
+    var member = isTree
+      ? function (p) { return item.parent < 0 || p.slice(2).indexOf(item.id) >= 0; }
+      : function (p) { return p[2] === item.id; };
+    var on = [];
+    pts.forEach(function (p) {
+      if (member(p)) { on.push(p); return; }
+      el("circle", { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2, class: "point" }, svg);
+    });
+    on.forEach(function (p) {
+      el("circle", { cx: X(p[0]).toFixed(1), cy: Y(p[1]).toFixed(1), r: 2.4, class: "point on" }, svg);
+    });
+    if (isTree) {
+      item.components.forEach(function (c) {
+        if (c.weight < 0.01) return;
+        var m = D.means[c.component];
+        el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1), rx: (reach * sx).toFixed(1),
+                        ry: (reach * sy).toFixed(1), class: "ellipse selected" }, svg);
+      });
+      D.means.forEach(function (m) { cross(svg, X(m[0]), Y(m[1]), false); });
+    } else {
+      items.forEach(function (c, i) {
+        var m = c.centre, isSel = i === selected;
+        if (c.ellipse) {
+          var e = c.ellipse;
+          // the y axis points down on screen: mirror the angle
+          el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1),
+                          rx: Math.max(e[0] * sx, 0.5).toFixed(1), ry: Math.max(e[1] * sy, 0.5).toFixed(1),
+                          transform: "rotate(" + (-e[2]).toFixed(1) + " " + X(m[0]).toFixed(1) + " " + Y(m[1]).toFixed(1) + ")",
+                          class: "ellipse" + (isSel ? " selected" : "") }, svg);
+        }
+        cross(svg, X(m[0]), Y(m[1]), isSel);
+      });
+    }
+    var note = $("projection-note");
+    show(note);
+    note.textContent = (D.axes[1] === "(random jitter)" ? "the feature (points jittered up and down)" : D.axes[0] === "principal component 1"
+      ? "the first two principal components" : "the two features") + "; " +
+      (pts.length ? D.points_note + " (red: the selected " + unit + "'s)" :
+       "no points given: means and ellipses only (pass the points to draw them)") +
+      (isTree ? "; circles: 2-sigma spread of the node's main components" : "; ellipses: 2 sigma");
+  }
+
+  function cross(svg, x, y, isSel) {
+    var s = isSel ? 7 : 5, cls = "mean-mark" + (isSel ? " selected" : "");
+    el("line", { x1: x - s, y1: y, x2: x + s, y2: y, class: cls }, svg);
+    el("line", { x1: x, y1: y - s, x2: x, y2: y + s, class: cls }, svg);
+  }
+
+  function axes(svg, bx, by, X, Y, W, H, pad, xlabel, ylabel, yFormat) {
+    var g = el("g", { class: "axis" }, svg);
+    var grid = el("g", { class: "grid" }, svg);
+    el("line", { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad }, g);
+    el("line", { x1: pad, y1: pad, x2: pad, y2: H - pad }, g);
+    bx.ticks.forEach(function (t) {
+      el("line", { x1: X(t), y1: pad, x2: X(t), y2: H - pad }, grid);
+      el("text", { x: X(t), y: H - pad + 14, "text-anchor": "middle" }, g, fmt(t));
+    });
+    by.ticks.forEach(function (t) {
+      el("line", { x1: pad, y1: Y(t), x2: W - pad, y2: Y(t) }, grid);
+      el("text", { x: pad - 4, y: Y(t) + 3, "text-anchor": "end" }, g, (yFormat || fmt)(t));
+    });
+    svg.insertBefore(grid, svg.firstChild);
+    el("text", { x: (W) / 2, y: H - 6, "text-anchor": "middle" }, g, xlabel);
+    el("text", { x: 12, y: H / 2, "text-anchor": "middle",
+                 transform: "rotate(-90 12 " + H / 2 + ")" }, g, ylabel);
+  }
+
+  function drawDetailTable() {
+    var box = $("detail-table"); clear(box);
+    var item = items[selected];
+    if (D.kind === "gaussian") {
+      var table = html("table", {}, box);
+      var head = html("tr", {}, table);
+      html("th", {}, head, "feature"); html("th", {}, head, "mean");
+      D.features.slice(0, 12).forEach(function (name, j) {
+        var row = html("tr", {}, table);
+        html("td", {}, row, name); html("td", {}, row, fmt(item.mean[j]));
+      });
+      if (D.features.length > 12) html("p", { class: "caption" }, box, "(first 12 of " + D.features.length + " features)");
+    } else if (isTree) {
+      var t = html("table", {}, box);
+      var h = html("tr", {}, t);
+      ["component", "weight at this node"].concat(D.features.slice(0, 4).map(function (f) { return "mean " + f; }))
+        .forEach(function (s) { html("th", {}, h, s); });
+      item.components.forEach(function (c) {
+        var row = html("tr", {}, t);
+        html("td", {}, row, "component " + c.component);
+        html("td", {}, row, fmt(c.weight));
+        D.component_means[c.component].slice(0, 4).forEach(function (v) { html("td", {}, row, fmt(v)); });
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ sizes
+  function drawSizes() {
+    var svg = $("sizes"); clear(svg);
+    var order = items.map(function (c, i) { return i; })
+      .sort(function (a, b) { return items[b].share - items[a].share || a - b; });
+    var shown = order.slice(0, 40);
+    $("sizes-note").textContent = (isTree ? "share of the points through every node" :
+      "share of every " + unit) + (order.length > shown.length ? "; the " + shown.length +
+      " largest of " + order.length : "") + " (click to select)";
+    var W = 520, rowH = 16, left = 90, H = shown.length * rowH + 24;
+    svgSize(svg, W, H);
+    var most = Math.max.apply(null, shown.map(function (i) { return items[i].share; }).concat([1e-12]));
+    shown.forEach(function (i, r) {
+      var c = items[i], y = 4 + r * rowH;
+      var g = el("g", { "data-id": c.id }, svg);
+      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, nameOf(c));
+      var bar = el("rect", { x: left, y: y + 2, width: Math.max(c.share / most * (W - left - 60), 1).toFixed(1),
+                             height: rowH - 4, class: "size-bar" + (i === selected ? " selected" : "") }, g);
+      el("text", { x: left + c.share / most * (W - left - 60) + 4, y: y + rowH / 2,
+                   "dominant-baseline": "central", class: "axis" }, g, (100 * c.share).toFixed(1) + "%");
+      title(g, nameOf(c) + ": " + c.size);
+      bar.addEventListener("click", function () { select(i); });
+    });
+  }
+
+  // ------------------------------------------------------------------ line charts
+  function lineChart(svg, chart) {
+    clear(svg);
+    var W = 520, H = 250, padL = 64, padR = chart.series.some(function (s) { return s.axis === "right"; }) ? 64 : 16;
+    var padT = 14, padB = 58;
+    svgSize(svg, W, H);
+    var allX = [];
+    chart.series.forEach(function (s) { (s.x || chart.x).forEach(function (v) { allX.push(v); }); });
+    var bx = niceTicks(extent(allX)[0], extent(allX)[1], 6, 1);  // x: iterations or K
+    var X = function (v) { return padL + (v - bx.lo) / (bx.hi - bx.lo) * (W - padL - padR); };
+    var sides = {};
+    ["left", "right"].forEach(function (side) {
+      var values = [];
+      chart.series.forEach(function (s) { if ((s.axis || "left") === side) values = values.concat(s.y); });
+      if (!values.length) return;
+      var b = niceTicks(extent(values)[0], extent(values)[1], 5);
+      sides[side] = { b: b, Y: function (v) { return H - padB - (v - b.lo) / (b.hi - b.lo) * (H - padT - padB); } };
+    });
+    var g = el("g", { class: "axis" }, svg), grid = el("g", { class: "grid" }, svg);
+    el("line", { x1: padL, y1: H - padB, x2: W - padR, y2: H - padB }, g);
+    bx.ticks.forEach(function (t) {
+      el("text", { x: X(t), y: H - padB + 14, "text-anchor": "middle" }, g, fmt(t));
+    });
+    el("text", { x: (padL + W - padR) / 2, y: H - padB + 30, "text-anchor": "middle" }, g, chart.xlabel);
+    Object.keys(sides).forEach(function (side) {
+      var s = sides[side], x0 = side === "left" ? padL : W - padR;
+      el("line", { x1: x0, y1: padT, x2: x0, y2: H - padB }, g);
+      s.b.ticks.forEach(function (t) {
+        if (side === "left") el("line", { x1: padL, y1: s.Y(t), x2: W - padR, y2: s.Y(t) }, grid);
+        el("text", { x: side === "left" ? x0 - 4 : x0 + 4, y: s.Y(t) + 3,
+                     "text-anchor": side === "left" ? "end" : "start" }, g, fmt(t));
+      });
+    });
+    svg.insertBefore(grid, svg.firstChild);
+    if (chart.ylabel) {
+      el("text", { x: 12, y: (padT + H - padB) / 2, "text-anchor": "middle",
+                   transform: "rotate(-90 12 " + (padT + H - padB) / 2 + ")" }, g, chart.ylabel);
+    }
+    if (chart.chosen !== undefined) {
+      el("line", { x1: X(chart.chosen), y1: padT, x2: X(chart.chosen), y2: H - padB,
+                   stroke: "#888", "stroke-dasharray": "4 3" }, svg);
+      var late = X(chart.chosen) > W - padR - 90;  // the label on the line's roomier side
+      el("text", { x: X(chart.chosen) + (late ? -4 : 4), y: padT + 10, class: "axis",
+                   "text-anchor": late ? "end" : "start" }, svg, "chosen K = " + chart.chosen);
+    }
+    var legend = el("g", { class: "legend" }, svg);
+    var lx = padL;
+    chart.series.forEach(function (s, n) {
+      var colour = PALETTE[n % PALETTE.length], Y = sides[s.axis || "left"].Y, xs = s.x || chart.x;
+      var d = "", pen = "M";
+      s.y.forEach(function (v, i) {
+        if (v === null) { pen = "M"; return; }
+        d += pen + X(xs[i]).toFixed(1) + "," + Y(v).toFixed(1); pen = "L";
+      });
+      el("path", { d: d, fill: "none", stroke: colour, "stroke-width": 1.6,
+                   "stroke-dasharray": s.axis === "right" ? "5 3" : null }, svg);
+      if (xs.length <= 60) {
+        s.y.forEach(function (v, i) {
+          if (v === null) return;
+          var dot = el("circle", { cx: X(xs[i]).toFixed(1), cy: Y(v).toFixed(1), r: 2.5, fill: colour }, svg);
+          title(dot, s.name + " at " + xs[i] + ": " + fmt(v));
+        });
+      }
+      var label = s.name + (s.axis === "right" ? " (right axis)" : "");
+      el("rect", { x: lx, y: H - 18, width: 10, height: 10, fill: colour }, legend);
+      var text = el("text", { x: lx + 14, y: H - 9 }, legend, label);
+      lx += 24 + label.length * 5.6;
+      void text;
+    });
+  }
+
+  function drawTraces() {
+    var box = $("traces"); clear(box);
+    D.traces.forEach(function (t) {
+      html("p", { class: "caption" }, box, t.title);
+      var svg = el("svg", { class: "trace" }, box);
+      lineChart(svg, { series: t.series, xlabel: t.xlabel, ylabel: t.ylabel });
+    });
+  }
+
+  // ------------------------------------------------------------------ examples
+  function drawExamples() {
+    if (!D.examples) return;
+    var item = items[selected], list = $("examples");
+    clear(list);
+    $("examples-title").textContent = "Example documents of " + nameOf(item);
+    var rows = D.examples[String(item.id)] || [];
+    if (!rows.length) html("li", {}, list, "(none)");
+    rows.forEach(function (r) {
+      var li = html("li", {}, list);
+      html("span", { class: "doc-id" }, li, r.id);
+      html("span", { class: "score" }, li, " (" + D.example_score + " " + fmt(r.score) + "): ");
+      html("span", {}, li, r.words);
+    });
+  }
+
+  // ------------------------------------------------------------------ selection
+  function select(i) {
+    selected = (i + items.length) % items.length;
+    $("picker").value = String(selected);
+    var item = items[selected];
+    $("panel-title").textContent = (D.kind === "terms" ? "Top terms of " : "") + nameOf(item);
+    $("panel-size").textContent = item.size;
+    drawMap();
+    drawSizes();
+    if (D.kind === "terms") drawTerms(); else { drawProjection(); drawDetailTable(); }
+    drawExamples();
+  }
+
+  function init() {
+    $("subtitle").textContent = D.subtitle;
+    if (D.note) { show($("note")); $("note").textContent = D.note; }
+    $("map-title").textContent = isTree ? "The tree" : "Map of the " + unit + "s";
+    $("map-note").textContent = D.map_note + " (click to select)";
+    var picker = $("picker");
+    items.forEach(function (c, i) {
+      html("option", { value: String(i) }, picker, nameOf(c) + " (" + (100 * c.share).toFixed(1) + "%)");
+    });
+    picker.addEventListener("change", function () { select(parseInt(picker.value, 10)); });
+    $("prev").addEventListener("click", function () { select(selected - 1); });
+    $("next").addEventListener("click", function () { select(selected + 1); });
+    document.addEventListener("keydown", function (e) {
+      if (e.target && /^(INPUT|SELECT)$/.test(e.target.tagName)) return;  // they move themselves
+      if (e.key === "ArrowLeft") select(selected - 1);
+      if (e.key === "ArrowRight") select(selected + 1);
+    });
+    if (D.kind === "terms") {
+      show($("term-controls")); show($("terms"));
+      $("lambda").value = String(D.lambda_default);
+      $("lambda").addEventListener("input", drawTerms);
+    } else {
+      show($("projection"));
+    }
+    if (D.selection) {
+      show($("selection-panel"));
+      lineChart($("selection"), D.selection);
+    }
+    if (D.examples) show($("examples-panel"));
+    drawTraces();
+    var largest = 0;
+    items.forEach(function (c, i) {
+      if (!isTree && c.share > items[largest].share) largest = i;
+    });
+    if (isTree && items.length > 1) {  // the largest top-level branch
+      largest = -1;
+      items.forEach(function (n, i) {
+        if (n.parent === 0 && (largest < 0 || n.share > items[largest].share)) largest = i;
+      });
+      if (largest < 0) largest = 0;
+    }
+    select(largest);
+    document.body.setAttribute("data-ready", "1");
+  }
+
+  init();
+})();

@@ -1,0 +1,300 @@
+"""The HTML report: its maths (distances, MDS, relevance), what each kind of model ships to the
+page, that the page is self-contained, and the errors on bad input (API and command line).
+The page in a real browser: test_report_browser.py."""
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mixbayes as mb
+from mixbayes.report import build_report, _extract, _geometry
+from test_cli import _run
+
+
+def _payload(page):
+    """The JSON the page carries."""
+    raw = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page,
+                    re.S).group(1)
+    return json.loads(raw)
+
+
+def _assert_self_contained(page):
+    """Nothing the browser would fetch: no URL, no src or href attribute, no @import."""
+    assert "http://" not in page and "https://" not in page
+    assert not re.search(r"""\b(src|href)\s*=""", page, re.I)
+    assert not re.search(r"""["'(]//[\w.-]""", page)  # protocol-relative URLs
+    assert "@import" not in page and "url(" not in page
+
+
+# --------------------------------------------------------------------------- maths
+def test_js_distances_match_scipy():
+    from scipy.spatial.distance import jensenshannon
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.full(12, 0.3), size=5)
+    P[0, :6] = 0  # zeros: 0 log 0 = 0
+    P[0] /= P[0].sum()
+    D = _geometry.js_distances(P)
+    for i in range(5):
+        for j in range(5):
+            assert D[i, j] == pytest.approx(jensenshannon(P[i], P[j], base=2), abs=1e-12)
+    disjoint = np.array([[0.5, 0.5, 0, 0], [0, 0, 0.5, 0.5]])
+    assert _geometry.js_distances(disjoint)[0, 1] == pytest.approx(1.0)
+
+
+def test_classical_mds_recovers_planar_configurations():
+    rng = np.random.default_rng(1)
+    Y = rng.normal(size=(7, 2))
+    D = np.sqrt(((Y[:, None] - Y[None]) ** 2).sum(-1))
+    Z = _geometry.classical_mds(D)
+    np.testing.assert_allclose(np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1)), D, atol=1e-10)
+    assert np.all(_geometry.classical_mds(np.zeros((1, 1))) == 0)  # one component: the centre
+    two = _geometry.classical_mds(np.array([[0.0, 0.4], [0.4, 0.0]]))
+    assert abs(two[0, 0] - two[1, 0]) == pytest.approx(0.4) and np.all(two[:, 1] == 0)
+
+
+def test_stress_majorization_never_raises_the_stress_and_keeps_a_planar_map():
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet(np.full(200, 0.05), size=30)  # about equally far apart, as K = 50 DMMs
+    D = _geometry.js_distances(P)
+    start = _geometry.classical_mds(D)
+    refined, before, after = _geometry.refine_mds(D, start)
+    assert before == pytest.approx(_geometry.stress(D, start)) and after < 0.5 * before
+    Y = rng.normal(size=(6, 2))
+    planar = np.sqrt(((Y[:, None] - Y[None]) ** 2).sum(-1))
+    Z = _geometry.map_coordinates(planar)
+    assert _geometry.stress(planar, Z) < 1e-12
+
+
+def test_hellinger_distance_closed_form_in_one_dimension():
+    means, variances = np.array([[0.0], [1.5]]), np.array([1.0, 2.0])
+    D = _geometry.hellinger_distances(means, variances[:, None, None])
+    s1, s2 = variances
+    bc = np.sqrt(2 * np.sqrt(s1 * s2) / (s1 + s2)) * np.exp(-1.5 ** 2 / (4 * (s1 + s2)))
+    assert D[0, 1] == pytest.approx(np.sqrt(1 - bc), rel=1e-12)
+    assert D[0, 0] == 0
+
+
+def test_slider_ranking_from_the_shipped_terms_is_the_full_vocabulary_ranking(saved):
+    """The page ranks only the candidates shipped; at every lambda its top terms must score
+    as the top terms over the whole vocabulary (those the model's top_words lists)."""
+    models = saved[1]
+    for kind in ("dmm", "topics", "hdp"):
+        model = models[kind]
+        P = model.topics_ if kind == "topics" else model.components_
+        V = P.shape[1]
+        names = [f"t{j}" for j in range(V)]
+        f = (_extract.term_totals(model) / _extract.term_totals(model).sum() if kind == "dmm"
+             else model.term_frequency_)
+        listed = model.top_words(names, n=V)  # the terms each component has evidence for
+        payload = _extract.term_payload(model, vocabulary=names)
+        for c in payload["components"]:
+            k = c["id"]
+            usable = [int(t[1:]) for t in listed[k] if P[k, int(t[1:])] > 0]
+            shipped = {int(payload["vocabulary"][i][1:]): p for i, p in c["terms"]}
+            assert set(shipped) <= set(usable)
+            for lam in (0.0, 0.13, 0.5, 0.77, 1.0):
+                def relevance(j, p):
+                    return lam * np.log(p) + (1 - lam) * np.log(p / f[j])
+
+                page = sorted((relevance(j, p) for j, p in shipped.items()), reverse=True)
+                full = sorted((relevance(j, P[k, j]) for j in usable), reverse=True)
+                n = min(_extract.SHOWN_TERMS, len(full))
+                np.testing.assert_allclose(page[:n], full[:n], rtol=1e-4, atol=1e-3,
+                                           err_msg=f"{kind} {k} lambda={lam}")  # p: 5 digits
+
+
+# --------------------------------------------------------------------------- every kind
+@pytest.mark.parametrize("kind", ["dmm", "topics", "hdp", "gmm", "tree"])
+def test_each_kind_makes_a_self_contained_page(saved, kind):
+    paths, models, corpus, folder = saved
+    model = models[kind]
+    data = corpus if kind in ("dmm", "topics", "hdp") else np.load(folder / "points.npy")
+    page = build_report(model, data)
+    _assert_self_contained(page)
+    payload = _payload(page)
+    assert payload["traces"] and all(t["series"] for t in payload["traces"])
+    if kind == "tree":
+        nodes = payload["nodes"]
+        assert len(nodes) == model.tree_.n_nodes and nodes[0]["parent"] == -1
+        assert len(payload["points"]) == 90 and len(payload["points"][0]) == 2 + model.depth
+        return
+    components = payload["components"]
+    assert components and 0.9 < sum(c["share"] for c in components) <= 1 + 1e-6  # used ones
+    if kind == "gmm":
+        assert payload["kind"] == "gaussian" and len(payload["points"]) == 90
+        assert all(len(c["ellipse"]) == 3 for c in components)
+        return
+    assert payload["kind"] == "terms"
+    assert set(payload["vocabulary"]) <= set(corpus.vocabulary)
+    labels = {"dmm": lambda m: m.labels_, "hdp": lambda m: m.group_labels_,
+              "topics": lambda m: m.doc_topic_.argmax(axis=1)}[kind](model)
+    for c in components:
+        for example in payload["examples"][str(c["id"])]:
+            i = int(example["id"])
+            if kind != "topics":  # a topic's examples: its highest weights, wherever
+                assert labels[i] == c["id"]
+
+
+@pytest.mark.filterwarnings("ignore::mixbayes.ConvergenceWarning")  # 4 sweeps: a picture only
+def test_points_are_subsampled_and_the_gaussian_hdp_drawn():
+    points, _ = mb.datasets.make_gaussian_mixture(4000, 3, 2, random_state=0)
+    model = mb.VariationalGaussianMixture(3, n_init=1, random_state=0).fit(points)
+    payload = _payload(build_report(model, points, feature_names=["a", "b", "c"]))
+    assert len(payload["points"]) == _extract.MAX_POINTS and payload["features"] == ["a", "b", "c"]
+    assert "3,000 of 4,000 points" in payload["points_note"]
+    line = points[:200, :1]  # one feature: its own values across, jitter up and down
+    one = mb.VariationalGaussianMixture(2, n_init=1, random_state=0).fit(line)
+    payload = _payload(build_report(one, line))
+    np.testing.assert_allclose([p[0] for p in payload["points"]], line[:, 0], rtol=1e-4)
+    assert payload["axes"] == ["x1", "(random jitter)"]
+    few = points[:60]
+    groups = np.repeat(np.arange(3), 20)
+    hdp = mb.HDPMixture(kernel="gaussian", n_iter=4, random_state=0).fit(few, groups=groups)
+    payload = _payload(build_report(hdp, few))
+    assert payload["kind"] == "gaussian" and len(payload["points"]) == 60
+    assert all(len(c["ellipse"]) == 3 for c in payload["components"])  # tau from the points
+    assert "ellipse" not in _payload(build_report(hdp))["components"][0]  # unknown without
+
+
+def test_selection_curve_and_titles(saved):
+    model = saved[1]["topics"]
+    rows = [dict(k=k, log_bayes_factor=10.0 * k, dispersion=2.0 / k) for k in (2, 3, 4)]
+    payload = _payload(build_report(model, selection=rows, title="a <b> title"))
+    assert payload["selection"]["chosen"] == 3 and payload["selection"]["x"] == [2, 3, 4]
+    assert [s["axis"] for s in payload["selection"]["series"]] == ["left", "right"]
+    page = build_report(model, selection=rows, title="a <b> title")
+    assert "<title>a &lt;b&gt; title</title>" in page
+    with pytest.raises(ValueError, match="selection: .* the model has K = 3"):
+        build_report(model, selection=[dict(k=5, score=1.0)])
+
+
+def test_data_is_escaped_inside_the_script():
+    corpus = mb.Corpus(sp.csr_matrix(np.array([[3, 1, 0], [0, 2, 4]])),
+                       ["</script>", "<!--", "a&b"])
+    model = mb.DirichletMultinomialMixture(2, n_init=1, random_state=0).fit(corpus.counts)
+    page = build_report(model, corpus)
+    assert page.count("</script>") == 2  # the two elements' own ends
+    assert "</script>" in _payload(page)["vocabulary"]
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_input_is_one_clear_error(saved):
+    paths, models, corpus, folder = saved
+    dmm = models["dmm"]
+    with pytest.raises(ValueError, match="the corpus has 29 terms but the model was fitted to "
+                                         "30 terms: its vocabulary does not match"):
+        build_report(dmm, corpus.counts[:, :29])
+    shuffled = corpus.counts[:, np.r_[1, 0, 2:30]]
+    for kind in ("dmm", "topics", "hdp"):
+        if corpus.counts[:, 0].sum() == corpus.counts[:, 1].sum():
+            continue  # pragma: no cover - the two columns would look alike
+        with pytest.raises(ValueError, match="vocabulary does not match the model's: term "
+                                             "column 0 occurs"):
+            build_report(models[kind], shuffled)
+    with pytest.raises(ValueError, match="the corpus has 59 documents but the model was "
+                                         "fitted to 60"):
+        build_report(dmm, corpus.counts[:59])
+    with pytest.raises(ValueError, match="vocabulary: it has 2 terms"):
+        build_report(dmm, vocabulary=["a", "b"])
+    with pytest.raises(ValueError, match="fitted to points, not documents"):
+        build_report(models["gmm"], corpus)
+    with pytest.raises(ValueError, match=r"the points have shape \(90, 2\) but the model was "
+                                         "fitted to 3 features"):
+        build_report(models["tree"], np.load(folder / "points.npy")[:, :2])
+    with pytest.raises(TypeError, match="model: a report shows a fitted"):
+        build_report(object())
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        build_report(mb.TopicModel(3))
+
+
+# --------------------------------------------------------------------------- command line
+def test_report_command_and_the_report_flag(saved, tmp_path):
+    paths, models, corpus, folder = saved
+    mtx = folder / "data" / "counts.mtx"
+    result = _run("report", paths["topics"], "--corpus", mtx, "--out", "topics.html",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "written to topics.html" in result.stdout
+    payload = _payload((tmp_path / "topics.html").read_text())
+    assert payload["examples"] and set(payload["vocabulary"]) <= set(corpus.vocabulary)
+    again = _run("report", paths["topics"], "--out", "topics.html", cwd=tmp_path)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    assert _run("report", paths["topics"], "--out", "topics.html", "--force",
+                cwd=tmp_path).returncode == 0
+    points = tmp_path / "points.csv"
+    np.savetxt(points, np.load(folder / "points.npy"), delimiter=",")
+    result = _run("report", paths["tree"], "--corpus", points, "--out", "tree.html",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(_payload((tmp_path / "tree.html").read_text())["points"]) == 90
+    # --report on a fitting run
+    result = _run("cluster", mtx, "-k", "3", "--n-init", "1", "--report", "--out", "run", "-q",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(_payload((tmp_path / "run" / "report.html").read_text())["components"]) >= 2
+    # the choice of K from the selection.csv beside a model (as --select writes it)
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    shutil.copy(paths["topics"], chosen / "model.npz")
+    (chosen / "selection.csv").write_text("k,log_bayes_factor,dispersion\n2,10.5,1.3\n"
+                                          "3,12.25,1.01\n4,11,0.99\n")
+    result = _run("report", chosen / "model.npz", "--out", "chosen.html", cwd=tmp_path)
+    assert "the choice of K drawn from" in result.stdout
+    drawn = _payload((tmp_path / "chosen.html").read_text())["selection"]
+    assert drawn["x"] == [2, 3, 4] and drawn["chosen"] == 3
+    assert [line["y"] for line in drawn["series"]] == [[10.5, 12.25, 11], [1.3, 1.01, 0.99]]
+    (chosen / "selection.csv").write_text("k,score\n5,1\n6,2\n")
+    result = _run("report", chosen / "model.npz", "--out", "other.html", cwd=tmp_path)
+    assert "covers K = 5..6, not the model's K = 3; the choice of K is not drawn" in result.stdout
+    assert "selection" not in _payload((tmp_path / "other.html").read_text())
+
+
+@pytest.mark.parametrize("case, fragment", [
+    ("text file", "is not a model saved by mixbayes (not an .npz archive: it holds text)"),
+    ("newer", "was written by a newer mixbayes (format 99)"),
+    ("fewer terms", "--corpus: the corpus has 29 terms but the model was fitted to 30 terms: "
+                    "its vocabulary does not match"),
+    ("other counts", "--corpus: the corpus's vocabulary does not match the model's"),
+    ("documents for points", "--corpus: points are read from .csv or .npy files; got "),
+    ("points for documents", "holds points, but a DirichletMultinomialMixture was fitted to "
+                             "documents"),
+    ("text option for points", "--min-df is for documents"),
+])
+def test_report_command_bad_input_is_one_line(saved, tmp_path, case, fragment):
+    paths, models, corpus, folder = saved
+    model, corpus_file, extra = paths["dmm"], folder / "data" / "counts.mtx", []
+    if case == "text file":
+        model = tmp_path / "notes.npz"
+        model.write_text("not a model\n")
+    elif case == "newer":
+        with np.load(paths["dmm"]) as data:
+            arrays = {k: data[k] for k in data.files}
+        meta = json.loads(str(arrays["__meta__"]))
+        arrays["__meta__"] = np.asarray(json.dumps({**meta, "format": 99}))
+        model = tmp_path / "newer.npz"
+        np.savez(model, **arrays)
+    elif case in ("fewer terms", "other counts"):
+        counts = corpus.counts[:, :29] if case == "fewer terms" else corpus.counts.copy()
+        if case == "other counts":
+            counts.data = counts.data + 1
+        mb.Corpus(counts, corpus.vocabulary[:counts.shape[1]]).write(tmp_path / "c", "mtx")
+        corpus_file = tmp_path / "c" / "counts.mtx"
+    elif case == "documents for points":
+        model = paths["gmm"]
+    elif case == "points for documents":
+        corpus_file = folder / "points.npy"
+    else:
+        model, corpus_file, extra = paths["gmm"], folder / "points.npy", ["--min-df", "2"]
+    result = _run("report", model, "--corpus", corpus_file, "--out", "r.html", *extra,
+                  cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("mixbayes: error: ") and result.stderr.count("\n") == 1
+    assert fragment in result.stderr, result.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -1,0 +1,102 @@
+"""The report in a real browser: headless Chromium driven through the DevTools protocol
+(tests/cdp.py, standard library only). Skipped, with the reason, where no Chromium is found
+(Debian: ``apt-get install chromium``; .ci/run installs it)."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from cdp import Browser, find_chromium
+from mixbayes.report import write_report
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium binary on PATH (Debian: apt-get install chromium), "
+    "so the report cannot be opened in a browser")
+
+TERMS = "Array.from(document.querySelectorAll('#terms .term')).map(g => g.dataset.term)"
+
+
+def _centre(browser, selector):
+    """The centre of an element on the page, as a user would aim at it."""
+    return browser.evaluate(f"""(() => {{
+        const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();
+        return [r.left + r.width / 2, r.top + r.height / 2, r.width, r.height]; }})()""")
+
+
+def _not_blank(png):
+    """The screenshot holds a picture: many colours, and far from one flat background."""
+    import matplotlib.image
+
+    image = matplotlib.image.imread(io.BytesIO(png), format="png")[..., :3]
+    rgb = (image * 255).astype(np.uint32).reshape(-1, 3)
+    colours = np.unique(rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).size
+    background = np.median(image.reshape(-1, 3), axis=0)
+    inked = np.mean(np.abs(image - background).sum(axis=-1) > 0.1)
+    return colours > 50 and inked > 0.03
+
+
+def test_report_works_in_chromium(saved, tmp_path):
+    paths, models, corpus, folder = saved
+    model = models["topics"]
+    page = write_report(model, tmp_path / "report.html", corpus,
+                        selection=[dict(k=k, log_bayes_factor=k, dispersion=1 / k)
+                                   for k in (2, 3, 4)])
+    payload = json.loads(page and (tmp_path / "report.html").read_text().split(
+        'id="report-data">')[1].split("</script>")[0])
+    with Browser(CHROMIUM, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.evaluate("document.body.dataset.ready") == "1"
+        assert browser.errors == []
+        # the map, the term panel, the sizes, the choice of K and the trace are drawn
+        bubbles = browser.evaluate("document.querySelectorAll('#map circle.bubble').length")
+        assert bubbles == len(payload["components"]) == 3
+        before = browser.evaluate(TERMS)
+        assert len(before) == min(20, corpus.n_terms) and len(set(before)) == len(before)
+        for selector in ("#map", "#terms", "#sizes", "#selection", ".trace"):
+            width, height = _centre(browser, selector)[2:]
+            assert width > 100 and height > 50, selector
+        assert browser.evaluate("document.querySelectorAll('#examples li').length") > 0
+        assert _not_blank(browser.screenshot())
+        # moving the slider (a click near its left end, as a user's) re-ranks the terms
+        title = browser.evaluate("document.getElementById('panel-title').textContent")
+        x, y, width, _ = _centre(browser, "#lambda")
+        browser.click(x - width / 2 + 3, y)
+        lam = float(browser.evaluate("document.getElementById('lambda').value"))
+        assert lam < 0.1
+        after = browser.evaluate(TERMS)
+        assert after != before
+        assert browser.evaluate("document.getElementById('lambda-value').textContent") == \
+            f"{lam:.2f}"
+        selected = int(title.split()[-1])
+        assert after == _ranked(payload, selected, lam)
+        # clicking another topic on the map changes the panel
+        target = browser.evaluate("""(() => {
+            for (const c of document.querySelectorAll('#map circle.bubble:not(.selected)')) {
+                const r = c.getBoundingClientRect(), x = r.left + r.width / 2,
+                      y = r.top + r.height / 2;
+                if (document.elementFromPoint(x, y) === c) return [x, y, +c.dataset.id];
+            }
+            return null; })()""")
+        assert target is not None, "every other topic is hidden under another"
+        browser.click(target[0], target[1])
+        assert browser.evaluate("document.getElementById('panel-title').textContent") == \
+            f"Top terms of topic {target[2]}"
+        assert browser.evaluate(TERMS) == _ranked(payload, target[2], lam)
+        assert browser.evaluate(
+            "document.querySelector('#map circle.bubble.selected').dataset.id") == \
+            str(target[2])
+        assert browser.errors == []
+
+
+def _ranked(payload, topic, lam):
+    """The page's ranking recomputed here: relevance over the shipped candidates."""
+    component = next(c for c in payload["components"] if c["id"] == topic)
+    rows = []
+    for index, p in component["terms"]:
+        f = payload["frequency"][index]
+        rows.append((-(lam * np.log(p) + (1 - lam) * np.log(p / f)),
+                     payload["vocabulary"][index]))
+    return [term for _, term in sorted(rows)][:payload["shown_terms"]]
