@@ -48,10 +48,31 @@ def test_same_fit_as_in_process(client, points, local, rows):
     assert remote.labels_.chunks == (tuple(size for size in rows if size),)
 
 
-def test_diagonal_sticks_from_client_data(client, points):
+def test_diagonal_sticks_from_client_data(client, points, capsys, monkeypatch):
+    from contextlib import contextmanager
+
+    from mixbayes.mixture import _base
+
+    ticks = []
+
+    class Bar:
+        def update(self, n=1):
+            ticks[-1] += n
+
+        def set_postfix_str(self, text, refresh=True):
+            pass
+
+    @contextmanager
+    def progress(total, verbose, desc, upper_bound=False):
+        ticks.append(0)
+        yield Bar()
+
+    monkeypatch.setattr(_base, "progress", progress)
     params = dict(covariance_type="diag", weight_concentration_prior_type="dirichlet_process")
     remote = fit(_model(**params), points, client=client)
     assert remote.labels_.numblocks == (2,)  # one shard per worker
+    assert ticks == [remote.n_iter_]  # the client's bar: one tick per iteration
+    assert capsys.readouterr().err == ""  # and nothing from the workers
     _assert_same_fit(_model(**params).fit(points), remote)
 
 

@@ -50,10 +50,13 @@ come from column moments about the sample's mean, summed over the shards on the 
 (:class:`~mixbayes.families.gaussian.PointMoments`), so they are the whole data set's, not
 the sample's.
 
+On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` fits on a running cluster
+and ``--workers N`` on one started for the run (the input is read by the command, then sent to
+the workers).
+
 Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"`` and
 :class:`~mixbayes.VariationalGaussianMixture`. Not yet (issue 15): TopicModel, Matrix Market
-shards, the CLI's ``--scheduler``/``--workers``, fault tests, and
-``bench/bench_distributed.py`` (a corpus simulated on the workers).
+shards, fault tests, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
