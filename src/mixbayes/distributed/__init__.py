@@ -16,6 +16,14 @@ sufficient statistics that add over rows. So:
 
 The data are never gathered to the client; ``labels_`` is a dask array on the cluster.
 
+Lost workers
+------------
+The shards are futures of a graph the scheduler keeps (a file reader's tasks, or the chunks
+of a dask array), so a worker that dies takes no data with it: the scheduler reruns the tasks
+whose results it held (reading those shards again, validating and preparing them) on the
+workers left or on its replacement, and the fit ends where it would have. The globals are
+scattered to every worker, so they survive as long as one worker does.
+
 How to opt in
 -------------
 Pass dask data to the estimator as usual, with a ``distributed.Client`` running (dask's
@@ -56,7 +64,7 @@ the workers).
 
 Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"`` and
 :class:`~mixbayes.VariationalGaussianMixture`. Not yet (issue 15): TopicModel, Matrix Market
-shards, fault tests, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
+shards, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
