@@ -5,6 +5,7 @@
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
+    mixbayes cluster INPUT --model dmm|gmm -k K (--scheduler ADDRESS | --workers N)
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
@@ -17,8 +18,9 @@ are one line on stderr and exit status 2 (usage) or 1 (anything else), never a t
 run that fails leaves ``--out`` as it was.
 
 The parser and the rules that tie options to models live here; each command runs in its own
-module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`), sharing the readers (:mod:`._inputs`) and the
-writers (:mod:`._outputs`).
+module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`), sharing the readers
+(:mod:`._inputs`), the writers (:mod:`._outputs`) and the dask cluster of
+``--scheduler``/``--workers`` (:mod:`._dask`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import os
 import re
 import sys
 import warnings
+
+from . import _dask
 
 _MODELS = ("dmm", "gmm", "hdp", "tree")
 
@@ -232,6 +236,7 @@ def build_parser():
                          help="hdp: the group of every point, one per line; INPUT is then "
                          "points, clustered by the Gaussian kernel")
     _add_text_options(cluster)
+    _dask.add_options(cluster)
     _add_common(cluster, "mixbayes-out")
 
     topics = sub.add_parser("topics", allow_abbrev=False,
@@ -332,6 +337,7 @@ def _apply_rules(args):
             settings[dest] = getattr(args, dest)
     if args.select is not None:
         settings["select"] = range_text(args.select)
+    _dask.check(args, settings)
     settings.update(labels=args.labels, seed=args.seed, top=args.top, out=args.out)
     return settings
 
@@ -372,7 +378,8 @@ def run(args, stream=None):
     settings = _apply_rules(args)
     verbose = 0 if args.quiet else 1
     text = io.StringIO()
-    with OutputFolder(args.out, force=args.force) as out:
+    with OutputFolder(args.out, force=args.force) as out, _dask.cluster_client(args) as client:
+        args.client = client
         if args.command == "topics":
             from .topics import run_topics
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import plural
 from . import range_text
+from ._dask import fit as cluster_fit
 from ._inputs import read_documents, read_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
@@ -64,7 +65,7 @@ def _run_dmm(args, settings, out, verbose, stream, start):
                                       random_state=args.seed)
         model = selection.best_model
     else:
-        model = estimator.fit(corpus.counts)
+        model = cluster_fit(estimator, corpus.counts, args)
     settings["n_components"] = int(model.n_components)
     elapsed = time.perf_counter() - start
 
@@ -137,9 +138,9 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
                          f"{args.n_components}.")
-    model = VariationalGaussianMixture(
+    model = cluster_fit(VariationalGaussianMixture(
         args.n_components, covariance_type=args.covariance_type, reg_covar=args.reg_covar,
-        n_init=args.n_init, random_state=args.seed, verbose=verbose).fit(X)
+        n_init=args.n_init, random_state=args.seed, verbose=verbose), X, args)
     elapsed = time.perf_counter() - start
     proba = model.predict_proba(X)
     write_rows(out.file("assignments.csv"),

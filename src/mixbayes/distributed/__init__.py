@@ -1,19 +1,28 @@
 r"""Fit mixtures on a ``dask.distributed`` cluster: data stay on the workers, the loop on the client.
 
-A CAVI iteration is a map and a reduce: the local step (responsibilities of every document
-given the small global factors) is independent per document, and the global step reads only
-sufficient statistics that add over documents. So:
+A CAVI iteration is a map and a reduce: the local step (responsibilities of every document or
+point given the small global factors) is independent per row, and the global step reads only
+sufficient statistics that add over rows. So:
 
-* the data are cut into row shards (CSR blocks), validated and prepared *on the workers*, and
-  persisted there for the whole fit;
-* every iteration the client scatters the global expectations (:math:`E[\log\beta]`, a
-  :math:`p\times K` array, and :math:`E[\log\lambda]`) to every worker once, maps the local
-  step over the shards (each returns its word statistics, cluster sizes and the sum of its log
-  normalisers), sums them on the workers by a tree reduce and fetches the one sum;
+* the data are cut into row shards (CSR or dense blocks), validated and prepared *on the
+  workers*, and persisted there for the whole fit;
+* every iteration the client scatters the global expectations (for documents
+  :math:`E[\log\beta]`, a :math:`p\times K` array, and :math:`E[\log\lambda]`) to every
+  worker once, maps the local step over the shards (each returns its statistics, cluster
+  sizes and the sum of its log normalisers), sums them on the workers by a tree reduce and
+  fetches the one sum;
 * the global step, the ELBO, the convergence test and the restarts run on the client, in the
   same code as the in-process fit (:class:`~mixbayes.mixture.VariationalMixture`).
 
 The data are never gathered to the client; ``labels_`` is a dask array on the cluster.
+
+Lost workers
+------------
+The shards are futures of a graph the scheduler keeps (a file reader's tasks, or the chunks
+of a dask array), so a worker that dies takes no data with it: the scheduler reruns the tasks
+whose results it held (reading those shards again, validating and preparing them) on the
+workers left or on its replacement, and the fit ends where it would have. The globals are
+scattered to every worker, so they survive as long as one worker does.
 
 How to opt in
 -------------
@@ -44,10 +53,18 @@ sample's start, the CAVI iterations from then on use every document. A corpus of
 ``start_sample`` documents therefore gets exactly the in-process fit (labels identical, ELBO
 equal up to the order of floating-point sums).
 
-Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``. Not yet
-(issue 15): the Gaussian mixture (its data-dependent priors need one more reduce of column
-moments), TopicModel, Matrix Market shards, the CLI's ``--scheduler``/``--workers``, fault
-tests, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
+The Gaussian mixture's priors are scaled by the data (mean, variances, covariance): those
+come from column moments about the sample's mean, summed over the shards on the workers
+(:class:`~mixbayes.families.gaussian.PointMoments`), so they are the whole data set's, not
+the sample's.
+
+On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` fits on a running cluster
+and ``--workers N`` on one started for the run (the input is read by the command, then sent to
+the workers).
+
+Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"`` and
+:class:`~mixbayes.VariationalGaussianMixture`. Not yet (issue 15): TopicModel, Matrix Market
+shards, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """

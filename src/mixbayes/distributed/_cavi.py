@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_n_components, validate_params
+from .._validation import validate_params
 from ._dask import get_client, require
 
 START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs on, on the client
@@ -65,16 +65,30 @@ def _labels(local):
     return local.labels
 
 
+def _moments(X, centre, full):
+    from ..families.gaussian import PointMoments
+
+    return PointMoments.of(X, centre, full)
+
+
+def _sum(*parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
 # ---------------------------------------------------------------------- on the client
 def _check_model(model):
-    from ..mixture import DirichletMultinomialMixture
+    from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
 
-    if not isinstance(model, DirichletMultinomialMixture):
+    if not isinstance(model, (DirichletMultinomialMixture, VariationalGaussianMixture)):
         raise TypeError(
-            f"model: mixbayes.distributed fits a DirichletMultinomialMixture; got "
-            f"{type(model).__name__}. Fit it on numpy or scipy data instead."
+            f"model: mixbayes.distributed fits a DirichletMultinomialMixture or a "
+            f"VariationalGaussianMixture; got {type(model).__name__}. Fit it on numpy or scipy "
+            "data instead."
         )
-    if model.inference != "vb":
+    if getattr(model, "inference", "vb") != "vb":
         raise ValueError(
             f"inference: a distributed fit runs variational Bayes (inference='vb'); got "
             f"{model.inference!r} (the collapsed Gibbs sampler is sequential over documents)."
@@ -116,6 +130,21 @@ class _Shards:
             ])
         return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.vstack(parts)
 
+    def moments(self, centre, full):
+        """The validated data's column moments about ``centre``, summed on the workers."""
+        centre = self.client.scatter([centre], broadcast=True)[0]
+        parts = [self.client.submit(_moments, raw, centre, full) for raw in self.raw]
+        return self._reduce(parts, _sum).result()
+
+    def _reduce(self, parts, add):
+        """A tree reduce of ``parts`` by ``add`` on the workers: the future of the total,
+        after at least one round (so that a lone part passes through ``add`` too)."""
+        while True:
+            parts = [self.client.submit(add, *parts[i:i + _FAN_IN], pure=False)
+                     for i in range(0, len(parts), _FAN_IN)]
+            if len(parts) == 1:
+                return parts[0]
+
     def prepare(self, family):
         """Prepare every shard for ``family`` (on its worker) and drop the validated copy."""
         self.data = [self.client.submit(_prepare, family, raw) for raw in self.raw]
@@ -132,12 +161,7 @@ class _Shards:
             broadcast=True, hash=False)[0]
         local = [self.client.submit(_local_step, data, globals_, pure=False)
                  for data in self.data]
-        total = local
-        while True:  # a tree reduce; at least one round, so no labels travel
-            total = [self.client.submit(_add, *total[i:i + _FAN_IN], pure=False)
-                     for i in range(0, len(total), _FAN_IN)]
-            if len(total) == 1:
-                return local, total[0].result()
+        return local, self._reduce(local, _add).result()  # _add leaves the labels behind
 
     def labels(self, local):
         """The labels left on the workers by ``local`` as one dask array, chunked like X's
@@ -169,16 +193,17 @@ def fit(model, X, *, client=None, start_sample=START_SAMPLE):
 
     Parameters
     ----------
-    model : DirichletMultinomialMixture
-        An estimator with ``inference="vb"``; its parameters mean what they mean in process.
+    model : DirichletMultinomialMixture or VariationalGaussianMixture
+        A document mixture with ``inference="vb"``, or a Gaussian mixture; its parameters mean
+        what they mean in process.
     X : dask array, ShardedCorpus, or array-like / sparse matrix of shape (n_samples, n_features)
-        Row chunks become the shards (dense chunks or ``scipy.sparse`` CSR chunks). Data on
-        the client are validated there and cut into one shard per worker.
+        Row chunks become the shards (dense chunks or ``scipy.sparse`` CSR chunks; points
+        dense). Data on the client are validated there and cut into one shard per worker.
     client : distributed.Client, optional
         The cluster to use; by default dask's default client (the last one started).
     start_sample : int, default=10_000
-        Documents the start runs on, on the client (evenly spaced; all of them when there are
-        no more). The first global step comes from this sample; every later one from all
+        Rows the start runs on, on the client (evenly spaced; all of them when there are no
+        more). The first global step comes from this sample; every later one from all
         documents.
 
     Returns
@@ -200,15 +225,17 @@ def fit_predict(model, X, *, client=None, start_sample=START_SAMPLE):
     client = get_client(client)
     check_values = type(model)._check_values
     shards = _Shards(client, _as_dask(X, check_values, client, da), check_values)
-    check_n_components(model.n_components, shards.n)
-    sample, rngs = model._begin_fit(shards.sample(max(start_sample, model.n_components)))
-    family = model._make_family(sample)
+    model._check_params(shards.n)
+    sample, rngs = model._begin_fit(shards.sample(max(start_sample, model.n_components, 2)))
+    make_family = model._family_factory(
+        sample, lambda full: shards.moments(sample.mean(axis=0), full))
+    family = make_family()
     shards.prepare(family)
     data = family.prepare(sample)
     fit_priors = bool(getattr(model, "fit_priors", False))
 
     def fit_one(run, resp):
-        family = model._make_family(sample)  # fresh: empirical Bayes changes the prior
+        family = make_family()  # fresh: empirical Bayes changes the prior
 
         def local_step(state):
             local, total = shards.local_step(family, state)

@@ -371,6 +371,52 @@ def column_variances(X, ddof=0):
     return variances
 
 
+@dataclass
+class PointMoments:
+    r"""Column moments of a set of points about a fixed centre :math:`c`: their number,
+    :math:`\sum_i (x_i - c)`, :math:`\sum_i (x_i - c)(x_i - c)^\top` (``full``; else its diagonal)
+    and the columns' least and greatest values. They add over disjoint sets of points (the
+    extremes by min and max), so a cluster sums them over its shards; with :math:`c` near the
+    mean (the client's sample mean) the centred moments lose nothing to cancellation."""
+
+    n: int
+    centre: np.ndarray  # (d,)
+    sums: np.ndarray  # (d,)
+    squares: np.ndarray  # (d, d) or (d,)
+    low: np.ndarray  # (d,)
+    high: np.ndarray  # (d,)
+
+    @classmethod
+    def of(cls, X, centre, full):
+        Y = X - centre
+        return cls(X.shape[0], centre, Y.sum(axis=0), Y.T @ Y if full else np.sum(Y * Y, axis=0),
+                   X.min(axis=0), X.max(axis=0))
+
+    def __add__(self, other):
+        return PointMoments(self.n + other.n, self.centre, self.sums + other.sums,
+                            self.squares + other.squares, np.minimum(self.low, other.low),
+                            np.maximum(self.high, other.high))
+
+    def summary(self):
+        """``(mean, variances, covariance)`` as :func:`point_summary` gives them (the sample
+        variances and covariance, ``ddof=1``; covariance None unless ``full``)."""
+        shift = self.sums / self.n
+        scatter = self.squares - self.n * (np.outer(shift, shift) if self.squares.ndim == 2
+                                           else shift * shift)
+        scatter = scatter / max(self.n - 1, 1)
+        variances = np.diagonal(scatter).copy() if scatter.ndim == 2 else scatter
+        variances[self.high == self.low] = 0.0
+        return self.centre + shift, variances, scatter if scatter.ndim == 2 else None
+
+
+def point_summary(X, full):
+    """``(mean, variances, covariance)`` of points ``X``: the column means, the sample
+    variances (``ddof=1``, exactly 0 for a constant column) and, when ``full``, the sample
+    covariance (None otherwise). What a Gaussian model scales its priors by."""
+    covariance = np.atleast_2d(np.cov(X.T)) if full else None
+    return X.mean(axis=0), column_variances(X, ddof=1), covariance
+
+
 def data_scale(variances):
     """The points' scale: the mean per-feature variance, or 1 when every column is constant
     (points with no spread have no scale of their own)."""

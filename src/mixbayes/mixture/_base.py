@@ -72,6 +72,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     """Base class: restarts, CAVI iterations, convergence, ``predict``/``score``.
 
     Subclasses implement ``_check_values(X)`` and ``_make_family(X)`` and may override
+    ``_family_factory`` (a family scaled by the whole data set in a distributed fit),
     ``_initial_responsibilities(X, family, rng)``, ``_starts`` (all starts at once, e.g. to
     share work between them), ``_warm_up`` (a move applied to a kept start before CAVI) and
     ``_n_kept`` (how many of the ``n_init`` starts are run to convergence; the others are
@@ -95,6 +96,13 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
 
     def _make_family(self, X):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _family_factory(self, sample, moments):
+        """For a distributed fit: a function returning a fresh family for the whole data set,
+        of which the client holds ``sample``. ``moments(full)`` sums the data's column moments
+        on the workers (a :class:`~mixbayes.families.gaussian.PointMoments`) for priors scaled
+        by the data; here the family depends on the parameters alone."""
+        return lambda: self._make_family(sample)
 
     def _initial_responsibilities(self, X, family, rng):
         """Random responsibilities, each row drawn from a flat Dirichlet."""

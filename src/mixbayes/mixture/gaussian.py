@@ -20,7 +20,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import Interval, Options, RandomState, check_points
-from ..families.gaussian import GaussianFamily, GaussianPosterior, column_variances, data_scale
+from ..families.gaussian import GaussianFamily, GaussianPosterior, data_scale, point_summary
 from ._base import MixtureState, VariationalMixture
 from ._weights import DirichletWeights, StickBreakingWeights
 
@@ -152,12 +152,29 @@ class VariationalGaussianMixture(VariationalMixture):
             )
 
     def _make_family(self, X):
-        self._set_priors(X)
+        self._set_priors(X.shape[0], *point_summary(X, self._needs_covariance()))
         return self._family()
 
-    def _set_priors(self, X):
-        d = X.shape[1]
-        self.mean_prior_ = _vector(self.mean_prior, X.mean(axis=0), d, "mean_prior")
+    def _family_factory(self, sample, moments):
+        """The priors are scaled by the whole data set's column moments, summed on the workers
+        (:class:`~mixbayes.families.gaussian.PointMoments`), not by the client's sample."""
+        totals = moments(self._needs_covariance())
+        summary = totals.summary()
+
+        def make():
+            self._set_priors(totals.n, *summary)
+            return self._family()
+
+        return make
+
+    def _needs_covariance(self):
+        """Whether the priors read the data's covariance matrix (not only its variances)."""
+        return self.covariance_type == "full" and self.covariance_prior is None
+
+    def _set_priors(self, n, mean, variances, covariance):
+        """Set the priors from the data's size and ``point_summary``."""
+        d = mean.shape[0]
+        self.mean_prior_ = _vector(self.mean_prior, mean, d, "mean_prior")
         self.mean_precision_prior_ = (
             1.0 if self.mean_precision_prior is None else float(self.mean_precision_prior))
         full = self.covariance_type == "full"
@@ -169,14 +186,13 @@ class VariationalGaussianMixture(VariationalMixture):
                 f"degrees_of_freedom_prior must be > n_features - 1 = {d - 1} for a Wishart; "
                 f"got {self.degrees_of_freedom_prior_}."
             )
-        variances = column_variances(X, ddof=1)
         # relative to each column's variance, like the other data-scaled priors, so that
         # rescaling a column rescales the fit; on standardised columns it is scikit-learn's
         # absolute reg_covar. A constant column takes the data's mean variance as its scale.
         self.covariance_floor_ = float(self.reg_covar) * np.where(
             variances > 0, variances, data_scale(variances))
-        prior = _covariance_prior(self.covariance_prior, X, self.covariance_type, variances,
-                                  self.reg_covar)
+        prior = _covariance_prior(self.covariance_prior, n, covariance, self.covariance_type,
+                                  variances, self.reg_covar)
         if self.covariance_type == "full":
             prior = prior + np.diag(self.covariance_floor_)
         elif self.covariance_type == "diag":
@@ -283,13 +299,14 @@ def _vector(value, default, d, name):
     return value
 
 
-def _covariance_prior(value, X, covariance_type, variances, reg_covar):
-    """The data-scaled default or a checked user value, in the shape the family expects, before
-    the ``reg_covar`` floor; with ``reg_covar=0`` the default must be positive definite."""
-    d = X.shape[1]
+def _covariance_prior(value, n, covariance, covariance_type, variances, reg_covar):
+    """The data-scaled default (from the ``n`` points' sample ``covariance`` and ``variances``)
+    or a checked user value, in the shape the family expects, before the ``reg_covar`` floor;
+    with ``reg_covar=0`` the default must be positive definite."""
+    d = variances.shape[0]
     if value is None:
         if covariance_type == "full":
-            value = np.atleast_2d(np.cov(X.T))
+            value = covariance.copy()
             constant = variances == 0  # np.cov leaves rounding noise there; the floor is the scale
             value[constant, :] = 0.0
             value[:, constant] = 0.0
@@ -308,7 +325,7 @@ def _covariance_prior(value, X, covariance_type, variances, reg_covar):
             if covariance_type == "full" and not _positive_definite(value):
                 raise ValueError(
                     "X's covariance is singular (collinear or duplicated columns, or "
-                    f"n_features > n_samples - 1 = {X.shape[0] - 1}): the data-scaled "
+                    f"n_features > n_samples - 1 = {n - 1}): the data-scaled "
                     "covariance_prior would be singular; use reg_covar > 0 (the default 1e-6 "
                     "floors it) or pass covariance_prior."
                 )

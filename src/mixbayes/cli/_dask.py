@@ -1,0 +1,105 @@
+"""``--scheduler ADDRESS`` and ``--workers N``: run a command's fit on a dask cluster.
+
+The input is read here, as without these flags, and sent to the workers in one row shard
+each (:func:`mixbayes.distributed.fit`); the CAVI or EM iterations then run there, the loop
+and its progress bar (one tick per iteration) here. The workers' logs are kept to errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+
+# the models whose fit runs on a cluster; the samplers (hdp, tree) are sequential
+MODELS = ("dmm", "gmm")
+# worker processes for --workers (the tests swap in threads: a process costs seconds to start)
+PROCESSES = True
+
+
+def add_options(parser):
+    """The two flags, one or the other."""
+    from . import _positive_int
+
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="fit on the running dask cluster of this scheduler (e.g. "
+                       "tcp://host:8786); the input is read here and sent to its workers; "
+                       'needs pip install "mixbayes[distributed]" (default: fit in this '
+                       "process)")
+    where.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                       help="fit on a dask cluster of N worker processes started on this "
+                       "machine for the run (default: fit in this process)")
+
+
+def check(args, settings):
+    """Refuse the flags where the fit cannot run on a cluster; record them in ``settings``."""
+    flag, value = _given(args)
+    if value is None:
+        return
+    if args.command == "cluster" and args.model not in MODELS:
+        raise ValueError(f"{flag} applies to --model {' or '.join(MODELS)}, not --model "
+                         f"{args.model} (its sampler visits the points one after another).")
+    if args.command == "cluster" and args.select is not None:
+        raise ValueError(f"{flag} fits one number of clusters: give -k, not --select.")
+    settings[flag[2:]] = value
+
+
+@contextmanager
+def cluster_client(args):
+    """The ``distributed.Client`` the flags ask for (None without them), closed afterwards."""
+    flag, value = _given(args)
+    if value is None:
+        yield None
+        return
+    try:
+        from ..distributed._dask import require
+
+        distributed = require()[2]
+    except ImportError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the client's notes on the workers it sees come and go
+    try:
+        if flag == "--scheduler":
+            try:
+                client = distributed.Client(value)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise OSError(
+                    f"--scheduler: cannot reach a dask scheduler at {value!r} "
+                    f"({' '.join(str(exc).split()) or type(exc).__name__}); check the address "
+                    "and that the scheduler runs (dask scheduler), or use --workers N for a "
+                    "cluster on this machine."
+                ) from None
+            with client:
+                yield client
+        else:
+            with distributed.LocalCluster(
+                n_workers=value, threads_per_worker=1, processes=PROCESSES,
+                dashboard_address=None, silence_logs=logging.ERROR,
+            ) as cluster, distributed.Client(cluster) as client:
+                yield client
+    finally:
+        quiet.setLevel(level)
+
+
+def _given(args):
+    """``(flag, value)`` of the flag given; value None when neither is (or the command has
+    neither)."""
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None:
+        return "--scheduler", scheduler
+    return "--workers", getattr(args, "workers", None)
+
+
+def fit(estimator, X, args):
+    """``estimator.fit(X)``, on the cluster of ``args.client`` when there is one; ``labels_``
+    then comes back to this process (the command writes every label)."""
+    client = getattr(args, "client", None)
+    if client is None:
+        return estimator.fit(X)
+    from ..distributed import fit as fit_on
+
+    fit_on(estimator, X, client=client)
+    estimator.labels_ = estimator.labels_.compute()
+    return estimator
