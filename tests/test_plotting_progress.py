@@ -204,3 +204,21 @@ def test_scatter_axes_are_named_by_the_features():
     gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X[:, :1])
     ax = plotting.plot_gaussian_clusters(gmm, X[:, :1], feature_names=["height"]).axes[0]
     assert ax.get_xlabel() == "height"
+
+
+def test_scatters_of_named_features_keep_their_values():
+    # two features drawn on axes named x1, x2 were centred on their mean: a component with
+    # mean x1 = 6 stood at x1 = 3 in the figure
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + [6, 0]]) + [100, -50]
+    gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X)
+    ax = plotting.plot_gaussian_clusters(gmm, X).axes[0]
+    drawn = np.vstack([c.get_offsets() for c in ax.collections])
+    np.testing.assert_allclose(np.sort(drawn, axis=0), np.sort(X, axis=0))
+    tree = mb.HierarchicalMixture(depth=1, n_iter=5).fit(X)
+    ax = plotting.plot_tree(tree, X).axes[1]
+    drawn = np.vstack([c.get_offsets() for c in ax.collections])
+    np.testing.assert_allclose(np.sort(drawn, axis=0), np.sort(X, axis=0))
+    plt.close("all")

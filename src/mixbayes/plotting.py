@@ -167,7 +167,9 @@ def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
     if d == 1:
         return _plot_gaussian_1d(model, X[:, 0], fig, ax, names[0])
-    centre = X.mean(axis=0)
+    # one or two features are drawn as they are (the axes are named by them); more, on the
+    # principal components of the centred points
+    centre = X.mean(axis=0) if d > 2 else np.zeros(d)
     if d == 2:
         basis = np.eye(2)
     else:
@@ -376,7 +378,7 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
-    centre = X.mean(axis=0)
+    centre = X.mean(axis=0) if d > 2 else np.zeros(d)  # features named on the axes: as they are
     if d == 1:
         basis = np.ones((1, 1))
     elif d == 2:
