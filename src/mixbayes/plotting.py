@@ -388,7 +388,11 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     Y = (X - centre) @ basis
     if Y.shape[1] == 1:
         Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
-    top = model.paths_[:, 0]
+    # each point's top-level branch is the root's child on its path: not always its level-1
+    # node, which is the root itself where a single level-1 node was merged into it
+    paths = model.paths_
+    at_top = model.node_parent_[paths] == 0
+    top = np.where(at_top.any(axis=1), paths[np.arange(len(paths)), at_top.argmax(axis=1)], 0)
     for node in np.unique(top):
         mine = top == node
         ax.scatter(Y[mine, 0], Y[mine, 1], s=8, alpha=0.7, color=branch_colour.get(node, "grey"),
