@@ -255,3 +255,20 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
         stderr = capsys.readouterr().err
         assert status != 0 and message in stderr, (args, stderr)
         assert stderr.count("\n") == 1
+
+
+def test_points_id_column_is_not_a_feature(tmp_path):
+    # an "id" column of numbers was clustered as a feature (means printed "id 129"), one of
+    # names refused the file as text
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(10, 2)), rng.normal(size=(10, 2)) + [6, 0]])
+    for name, ids in (("numbers.csv", [f"{100 + 7 * i}" for i in range(20)]),
+                      ("names.csv", [f"p{i}" for i in range(20)])):
+        (tmp_path / name).write_text("id,height,weight\n" + "".join(
+            f"{i},{x},{y}\n" for i, (x, y) in zip(ids, X)))
+        result = _run("cluster", name, "--model", "gmm", "-k", "2", "--n-init", "1", "--out",
+                      name[:-4], cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "column 1 ('id') identifies the points" in result.stdout
+        summary = json.loads((tmp_path / name[:-4] / "summary.json").read_text())
+        assert summary["features"] == ["height", "weight"] and summary["n_samples"] == 20

@@ -111,9 +111,9 @@ def read_points(path):
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
     than the comma, decimal commas are read too (``1,5;2,25``, as European Excel writes). An
-    optional header row names the columns; a first column that is a row index (unnamed, or
-    named id/index, holding 0, 1, 2, ... or 1, 2, 3, ... as pandas and R write one) is left
-    out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
+    optional header row names the columns; a first column named as an identifier (id, name,
+    point_id, ...), or a row index (unnamed, or named index, holding 0, 1, 2, ... or 1, 2, 3,
+    ... as pandas and R write one), is left out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
@@ -144,6 +144,11 @@ def read_points(path):
     if not rows:
         raise ValueError(f"input: {path!r} holds no points (the file is empty or has a header "
                          "row only).")
+    notes = []
+    if header is not None and len(header) > 1 and _is_id_name(header[0]):
+        notes.append(f"column 1 ({header[0]!r}) identifies the points; it is left out of the "
+                     "features")
+        header, rows = header[1:], [(number, fields[1:]) for number, fields in rows]
     width = len(header) if header is not None else len(rows[0][1])
     values = np.empty((len(rows), width))
     number, fields = rows[0]
@@ -169,13 +174,19 @@ def read_points(path):
                                  "points?") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
-    notes = []
     if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
         notes.append(f"column 1 ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
     return values, None if header is None else _unique_names(header), notes
+
+
+def _is_id_name(name):
+    """Whether a column named ``name`` identifies the rows (id, name, point_id, ...): never a
+    feature, whatever it holds (an id of numbers was clustered as one)."""
+    name = name.strip().lower()
+    return name in ("id", "ids", "name") or name.endswith(("_id", " id"))
 
 
 def _is_row_index(name, column):
