@@ -272,3 +272,18 @@ def test_points_id_column_is_not_a_feature(tmp_path):
         assert "column 1 ('id') identifies the points" in result.stdout
         summary = json.loads((tmp_path / name[:-4] / "summary.json").read_text())
         assert summary["features"] == ["height", "weight"] and summary["n_samples"] == 20
+
+
+def test_gmm_on_fewer_points_than_the_default_k(tmp_path):
+    # -k defaults to 10; six points were refused with "-k must be at most the number of
+    # points (6); got 10" although no -k was given
+    (tmp_path / "six.csv").write_text("x\n1\n2\n3\n10\n11\n12\n")
+    result = _run("cluster", "six.csv", "--model", "gmm", "--n-init", "1", "--out", "o",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "-k lowered from its default 10 to the number of points" in result.stdout
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["settings"][
+        "n_components"] == 6
+    result = _run("cluster", "six.csv", "--model", "gmm", "-k", "7", "--out", "p", cwd=tmp_path)
+    assert result.returncode == 1 and "-k must be at most the number of points (6); got 7" in (
+        result.stderr)
