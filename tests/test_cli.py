@@ -287,3 +287,13 @@ def test_gmm_on_fewer_points_than_the_default_k(tmp_path):
     result = _run("cluster", "six.csv", "--model", "gmm", "-k", "7", "--out", "p", cwd=tmp_path)
     assert result.returncode == 1 and "-k must be at most the number of points (6); got 7" in (
         result.stderr)
+
+
+def test_document_input_errors_name_the_input(tmp_path):
+    # read_corpus's errors began "path:", a name the command line never shows
+    (tmp_path / "image.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20)
+    (tmp_path / "one.csv").write_text("1,2,3\n")
+    for name, words in (("image.csv", "is not a text file"), ("one.csv", "under its header")):
+        result = _run("cluster", name, "--out", "o", cwd=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr.startswith("mixbayes: error: input: ") and words in result.stderr

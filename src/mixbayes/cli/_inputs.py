@@ -77,16 +77,22 @@ def read_documents(args):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
     raw = os.path.exists(path) and _is_raw_text(path)
-    if path.endswith((".csv", ".csv.gz")):
-        try:
-            corpus = read_corpus(path, text_column=args.text_column)
-        except ValueError as exc:
-            if "text_column" in str(exc) and _looks_numeric(path):
-                raise ValueError(f"input: {path!r} is a numeric table with no "
-                                 f"{args.text_column!r} column of text; {_POINTS_HINT}.") from None
-            raise  # main names text_column as --text-column
-    else:
-        corpus = read_corpus(path)
+    try:
+        if path.endswith((".csv", ".csv.gz")):
+            try:
+                corpus = read_corpus(path, text_column=args.text_column)
+            except ValueError as exc:
+                if "text_column" in str(exc) and _looks_numeric(path):
+                    raise ValueError(f"input: {path!r} is a numeric table with no "
+                                     f"{args.text_column!r} column of text; "
+                                     f"{_POINTS_HINT}.") from None
+                raise  # main names text_column as --text-column
+        else:
+            corpus = read_corpus(path)
+    except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
+        if not str(exc).startswith("path: "):
+            raise
+        raise type(exc)("input: " + str(exc)[len("path: "):]) from None
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
