@@ -297,3 +297,20 @@ def test_document_input_errors_name_the_input(tmp_path):
         result = _run("cluster", name, "--out", "o", cwd=tmp_path)
         assert result.returncode == 1
         assert result.stderr.startswith("mixbayes: error: input: ") and words in result.stderr
+
+
+def test_points_from_uci_tables_and_a_single_point(tmp_path):
+    # the UCI repository's whitespace tables (iris.data) were refused by their name; a single
+    # point failed with "X has 1 sample(s) (shape=(1, 2)) ...", naming no file
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(10, 2)), rng.normal(size=(10, 2)) + 6])
+    np.savetxt(tmp_path / "iris.data", X, fmt="%.3f")
+    result = _run("cluster", "iris.data", "--model", "gmm", "-k", "2", "--n-init", "1",
+                  "--out", "o", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "one.csv").write_text("1,2\n")
+    for model in ("gmm", "tree"):
+        result = _run("cluster", "one.csv", "--model", model, "--out", model, cwd=tmp_path)
+        assert result.returncode == 1
+        assert "input: 'one.csv' holds a single point; clustering needs at least 2" in (
+            result.stderr)

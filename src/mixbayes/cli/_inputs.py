@@ -130,9 +130,11 @@ def read_points(path):
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
     if path.endswith(".npy"):
-        return _points_from_npy(path), None, []
-    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv", ".tsv.gz")):
-        raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
+        return _two_points(_points_from_npy(path), path), None, []
+    tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
+    if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
+        raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
+                         f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.startswith("#")]
@@ -185,7 +187,15 @@ def read_points(path):
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
-    return values, None if header is None else _unique_names(header), notes
+    return _two_points(values, path), None if header is None else _unique_names(header), notes
+
+
+def _two_points(X, path):
+    """``X``, refused with the file named when it holds a single point (no model clusters
+    one: the priors are scaled by the points' spread)."""
+    if X.shape[0] < 2:
+        raise ValueError(f"input: {path!r} holds a single point; clustering needs at least 2.")
+    return X
 
 
 def _is_id_name(name):

@@ -379,7 +379,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
           f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
     _print_tree(tree, children, stream)
     rhat = model.rhat_.get("rcdll", float("nan"))
-    if rhat > 1.1:
+    if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
         print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
               "raise --n-iter", file=stream)
     if known is not None:
