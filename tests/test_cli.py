@@ -314,3 +314,12 @@ def test_points_from_uci_tables_and_a_single_point(tmp_path):
         assert result.returncode == 1
         assert "input: 'one.csv' holds a single point; clustering needs at least 2" in (
             result.stderr)
+
+
+def test_inspect_and_report_of_a_folder(tmp_path):
+    # a folder given as MODEL ended in "[Errno 21] Is a directory: 'run'"
+    (tmp_path / "run").mkdir()
+    for command in ("inspect", "report"):
+        result = _run(command, "run", cwd=tmp_path)
+        assert result.returncode == 1
+        assert "'run' is a folder, not a model saved by mixbayes" in result.stderr
