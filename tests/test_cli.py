@@ -255,3 +255,71 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
         stderr = capsys.readouterr().err
         assert status != 0 and message in stderr, (args, stderr)
         assert stderr.count("\n") == 1
+
+
+def test_points_id_column_is_not_a_feature(tmp_path):
+    # an "id" column of numbers was clustered as a feature (means printed "id 129"), one of
+    # names refused the file as text
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(10, 2)), rng.normal(size=(10, 2)) + [6, 0]])
+    for name, ids in (("numbers.csv", [f"{100 + 7 * i}" for i in range(20)]),
+                      ("names.csv", [f"p{i}" for i in range(20)])):
+        (tmp_path / name).write_text("id,height,weight\n" + "".join(
+            f"{i},{x},{y}\n" for i, (x, y) in zip(ids, X)))
+        result = _run("cluster", name, "--model", "gmm", "-k", "2", "--n-init", "1", "--out",
+                      name[:-4], cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "column 1 ('id') identifies the points" in result.stdout
+        summary = json.loads((tmp_path / name[:-4] / "summary.json").read_text())
+        assert summary["features"] == ["height", "weight"] and summary["n_samples"] == 20
+
+
+def test_gmm_on_fewer_points_than_the_default_k(tmp_path):
+    # -k defaults to 10; six points were refused with "-k must be at most the number of
+    # points (6); got 10" although no -k was given
+    (tmp_path / "six.csv").write_text("x\n1\n2\n3\n10\n11\n12\n")
+    result = _run("cluster", "six.csv", "--model", "gmm", "--n-init", "1", "--out", "o",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "-k lowered from its default 10 to the number of points" in result.stdout
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["settings"][
+        "n_components"] == 6
+    result = _run("cluster", "six.csv", "--model", "gmm", "-k", "7", "--out", "p", cwd=tmp_path)
+    assert result.returncode == 1 and "-k must be at most the number of points (6); got 7" in (
+        result.stderr)
+
+
+def test_document_input_errors_name_the_input(tmp_path):
+    # read_corpus's errors began "path:", a name the command line never shows
+    (tmp_path / "image.csv").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20)
+    (tmp_path / "one.csv").write_text("1,2,3\n")
+    for name, words in (("image.csv", "is not a text file"), ("one.csv", "under its header")):
+        result = _run("cluster", name, "--out", "o", cwd=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr.startswith("mixbayes: error: input: ") and words in result.stderr
+
+
+def test_points_from_uci_tables_and_a_single_point(tmp_path):
+    # the UCI repository's whitespace tables (iris.data) were refused by their name; a single
+    # point failed with "X has 1 sample(s) (shape=(1, 2)) ...", naming no file
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(10, 2)), rng.normal(size=(10, 2)) + 6])
+    np.savetxt(tmp_path / "iris.data", X, fmt="%.3f")
+    result = _run("cluster", "iris.data", "--model", "gmm", "-k", "2", "--n-init", "1",
+                  "--out", "o", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "one.csv").write_text("1,2\n")
+    for model in ("gmm", "tree"):
+        result = _run("cluster", "one.csv", "--model", model, "--out", model, cwd=tmp_path)
+        assert result.returncode == 1
+        assert "input: 'one.csv' holds a single point; clustering needs at least 2" in (
+            result.stderr)
+
+
+def test_inspect_and_report_of_a_folder(tmp_path):
+    # a folder given as MODEL ended in "[Errno 21] Is a directory: 'run'"
+    (tmp_path / "run").mkdir()
+    for command in ("inspect", "report"):
+        result = _run(command, "run", cwd=tmp_path)
+        assert result.returncode == 1
+        assert "'run' is a folder, not a model saved by mixbayes" in result.stderr

@@ -204,3 +204,32 @@ def test_scatter_axes_are_named_by_the_features():
     gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X[:, :1])
     ax = plotting.plot_gaussian_clusters(gmm, X[:, :1], feature_names=["height"]).axes[0]
     assert ax.get_xlabel() == "height"
+
+
+def test_scatters_of_named_features_keep_their_values():
+    # two features drawn on axes named x1, x2 were centred on their mean: a component with
+    # mean x1 = 6 stood at x1 = 3 in the figure
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2)) + [6, 0]]) + [100, -50]
+    gmm = mb.VariationalGaussianMixture(2, n_init=1).fit(X)
+    ax = plotting.plot_gaussian_clusters(gmm, X).axes[0]
+    drawn = np.vstack([c.get_offsets() for c in ax.collections])
+    np.testing.assert_allclose(np.sort(drawn, axis=0), np.sort(X, axis=0))
+    tree = mb.HierarchicalMixture(depth=1, n_iter=5).fit(X)
+    ax = plotting.plot_tree(tree, X).axes[1]
+    drawn = np.vstack([c.get_offsets() for c in ax.collections])
+    np.testing.assert_allclose(np.sort(drawn, axis=0), np.sort(X, axis=0))
+    plt.close("all")
+
+
+def test_tree_points_are_coloured_by_the_branches_the_tree_draws():
+    # a single level-1 node merges into the root; the points were then all drawn as one grey
+    # "branch n0" while the tree beside them had two coloured branches
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + [8, 0]])
+    tree = mb.HierarchicalMixture(depth=2, n_iter=5).fit(X)
+    assert np.all(tree.paths_[:, 0] == 0) and (tree.node_parent_ == 0).sum() == 2
+    legend = [t.get_text() for t in plotting.plot_tree(tree, X).axes[1].get_legend().get_texts()]
+    assert legend == ["branch n1 (15 points)", "branch n2 (15 points)"]

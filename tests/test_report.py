@@ -262,7 +262,7 @@ def test_report_command_and_the_report_flag(saved, tmp_path):
     ("fewer terms", "--corpus: the corpus has 29 terms but the model was fitted to 30 terms: "
                     "its vocabulary does not match"),
     ("other counts", "--corpus: the corpus's vocabulary does not match the model's"),
-    ("documents for points", "--corpus: points are read from .csv or .npy files; got "),
+    ("documents for points", "--corpus: points are read from .csv or .npy files (or tables "),
     ("points for documents", "holds points, but a DirichletMultinomialMixture was fitted to "
                              "documents"),
     ("text option for points", "--min-df is for documents"),

@@ -100,3 +100,21 @@ def _ranked(payload, topic, lam):
         rows.append((-(lam * np.log(p) + (1 - lam) * np.log(p / f)),
                      payload["vocabulary"][index]))
     return [term for _, term in sorted(rows)][:payload["shown_terms"]]
+
+
+def test_tree_node_names_do_not_overlap(tmp_path):
+    # with some 35 leaves their names ran into one another ("n7n8n9n10...")
+    import mixbayes as mb
+
+    X, _ = mb.datasets.make_gaussian_mixture(300, 8, 40, random_state=0)
+    tree = mb.HierarchicalMixture(depth=2, n_iter=2).fit(X)
+    assert (tree.node_level_ == 2).sum() > 25
+    page = write_report(tree, tmp_path / "tree.html", X)
+    with Browser(CHROMIUM, width=1200, height=1000) as browser:
+        browser.open(page)
+        boxes = browser.evaluate("""Array.from(document.querySelectorAll('#map text')).map(t => {
+            const r = t.getBoundingClientRect(); return [r.left, r.right, r.top]; })""")
+    assert len(boxes) >= 2
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert abs(a[2] - b[2]) > 1 or a[1] <= b[0] or b[1] <= a[0], (a, b)

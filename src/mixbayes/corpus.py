@@ -537,7 +537,8 @@ def _read_csv(path, text_column, id_column, label_column, **options):
     text = read_text(path)
     rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=sniff_delimiter(text)))
     if not rows:
-        raise ValueError(f"path: CSV file {path!r} has no rows.")
+        raise ValueError(f"path: CSV file {path!r} has no rows under its header line (its "
+                         "first line names the columns, one of them text).")
     for role, column in (("text_column", text_column), ("id_column", id_column),
                          ("label_column", label_column)):
         if column is not None and column not in rows[0]:

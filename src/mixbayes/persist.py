@@ -125,6 +125,9 @@ def load(path):
             os.fspath(path) + ".npz"):
         path = os.fspath(path) + ".npz"
     path = check_file(path, "path")
+    if os.path.isdir(path):
+        raise ValueError(f"path: {path!r} is a folder, not a model saved by mixbayes (a .npz "
+                         "file such as model.npz in it).")
     meta, arrays = _read(path)
     version = meta.get("format")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:

@@ -167,7 +167,9 @@ def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
     if d == 1:
         return _plot_gaussian_1d(model, X[:, 0], fig, ax, names[0])
-    centre = X.mean(axis=0)
+    # one or two features are drawn as they are (the axes are named by them); more, on the
+    # principal components of the centred points
+    centre = X.mean(axis=0) if d > 2 else np.zeros(d)
     if d == 2:
         basis = np.eye(2)
     else:
@@ -376,7 +378,7 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
-    centre = X.mean(axis=0)
+    centre = X.mean(axis=0) if d > 2 else np.zeros(d)  # features named on the axes: as they are
     if d == 1:
         basis = np.ones((1, 1))
     elif d == 2:
@@ -386,7 +388,11 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     Y = (X - centre) @ basis
     if Y.shape[1] == 1:
         Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
-    top = model.paths_[:, 0]
+    # each point's top-level branch is the root's child on its path: not always its level-1
+    # node, which is the root itself where a single level-1 node was merged into it
+    paths = model.paths_
+    at_top = model.node_parent_[paths] == 0
+    top = np.where(at_top.any(axis=1), paths[np.arange(len(paths)), at_top.argmax(axis=1)], 0)
     for node in np.unique(top):
         mine = top == node
         ax.scatter(Y[mine, 0], Y[mine, 1], s=8, alpha=0.7, color=branch_colour.get(node, "grey"),

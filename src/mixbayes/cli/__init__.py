@@ -301,6 +301,7 @@ def _apply_rules(args):
         return dict(command="demo", input="classic3 (embedded)", model="dmm", n_components=3,
                     seed=args.seed, top=args.top)
     points = False
+    args.defaulted = set()  # the options left to their defaults
     settings = dict(command=args.command, input=args.input)
     if args.command == "cluster":
         model = args.model
@@ -321,6 +322,7 @@ def _apply_rules(args):
                                  f"--model {model}{hint}.")
             if value is None:
                 setattr(args, dest, default.get(model) if isinstance(default, dict) else default)
+                args.defaulted.add(dest)
             if model in models and not (dest == "n_components" and args.select is not None):
                 settings[dest] = getattr(args, dest)
     else:

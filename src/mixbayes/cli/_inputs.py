@@ -77,16 +77,22 @@ def read_documents(args):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
     raw = os.path.exists(path) and _is_raw_text(path)
-    if path.endswith((".csv", ".csv.gz")):
-        try:
-            corpus = read_corpus(path, text_column=args.text_column)
-        except ValueError as exc:
-            if "text_column" in str(exc) and _looks_numeric(path):
-                raise ValueError(f"input: {path!r} is a numeric table with no "
-                                 f"{args.text_column!r} column of text; {_POINTS_HINT}.") from None
-            raise  # main names text_column as --text-column
-    else:
-        corpus = read_corpus(path)
+    try:
+        if path.endswith((".csv", ".csv.gz")):
+            try:
+                corpus = read_corpus(path, text_column=args.text_column)
+            except ValueError as exc:
+                if "text_column" in str(exc) and _looks_numeric(path):
+                    raise ValueError(f"input: {path!r} is a numeric table with no "
+                                     f"{args.text_column!r} column of text; "
+                                     f"{_POINTS_HINT}.") from None
+                raise  # main names text_column as --text-column
+        else:
+            corpus = read_corpus(path)
+    except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
+        if not str(exc).startswith("path: "):
+            raise
+        raise type(exc)("input: " + str(exc)[len("path: "):]) from None
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
@@ -111,9 +117,9 @@ def read_points(path):
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
     than the comma, decimal commas are read too (``1,5;2,25``, as European Excel writes). An
-    optional header row names the columns; a first column that is a row index (unnamed, or
-    named id/index, holding 0, 1, 2, ... or 1, 2, 3, ... as pandas and R write one) is left
-    out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
+    optional header row names the columns; a first column named as an identifier (id, name,
+    point_id, ...), or a row index (unnamed, or named index, holding 0, 1, 2, ... or 1, 2, 3,
+    ... as pandas and R write one), is left out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
@@ -124,9 +130,11 @@ def read_points(path):
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
     if path.endswith(".npy"):
-        return _points_from_npy(path), None, []
-    if not path.endswith((".csv", ".csv.gz", ".txt", ".txt.gz", ".tsv", ".tsv.gz")):
-        raise ValueError(f"input: points are read from .csv or .npy files; got {path!r}.")
+        return _two_points(_points_from_npy(path), path), None, []
+    tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
+    if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
+        raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
+                         f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.startswith("#")]
@@ -144,6 +152,11 @@ def read_points(path):
     if not rows:
         raise ValueError(f"input: {path!r} holds no points (the file is empty or has a header "
                          "row only).")
+    notes = []
+    if header is not None and len(header) > 1 and _is_id_name(header[0]):
+        notes.append(f"column 1 ({header[0]!r}) identifies the points; it is left out of the "
+                     "features")
+        header, rows = header[1:], [(number, fields[1:]) for number, fields in rows]
     width = len(header) if header is not None else len(rows[0][1])
     values = np.empty((len(rows), width))
     number, fields = rows[0]
@@ -169,13 +182,27 @@ def read_points(path):
                                  "points?") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
-    notes = []
     if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
         notes.append(f"column 1 ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
-    return values, None if header is None else _unique_names(header), notes
+    return _two_points(values, path), None if header is None else _unique_names(header), notes
+
+
+def _two_points(X, path):
+    """``X``, refused with the file named when it holds a single point (no model clusters
+    one: the priors are scaled by the points' spread)."""
+    if X.shape[0] < 2:
+        raise ValueError(f"input: {path!r} holds a single point; clustering needs at least 2.")
+    return X
+
+
+def _is_id_name(name):
+    """Whether a column named ``name`` identifies the rows (id, name, point_id, ...): never a
+    feature, whatever it holds (an id of numbers was clustered as one)."""
+    name = name.strip().lower()
+    return name in ("id", "ids", "name") or name.endswith(("_id", " id"))
 
 
 def _is_row_index(name, column):

@@ -135,6 +135,10 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     X, names, notes = read_points(args.input)
     _note_points(notes, stream)
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
+    if args.n_components > X.shape[0] and "n_components" in args.defaulted:
+        notes.append(f"-k lowered from its default {args.n_components} to the number of points")
+        print(f"note: {notes[-1]}", file=stream)
+        args.n_components = settings["n_components"] = X.shape[0]
     if args.n_components > X.shape[0]:
         raise ValueError(f"-k must be at most the number of points ({X.shape[0]}); got "
                          f"{args.n_components}.")
@@ -375,7 +379,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
           f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
     _print_tree(tree, children, stream)
     rhat = model.rhat_.get("rcdll", float("nan"))
-    if rhat > 1.1:
+    if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
         print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
               "raise --n-iter", file=stream)
     if known is not None:

@@ -91,7 +91,7 @@ def _figures(model, name, unit):
         leaves = int(np.sum(~np.isin(np.arange(parent.size), parent)))
         chains, sweeps = model.trace_.shape
         rhat = float(model.rhat_.get("rcdll", float("nan")))
-        verdict = "settled" if rhat <= 1.1 else "NOT settled (raise n_iter)"
+        verdict = "settled" if round(rhat, 2) <= 1.1 else "NOT settled (raise n_iter)"
         branches = plural(int(np.sum(parent == 0)), "top-level branch", "top-level branches")
         return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> a tree "
                 f"of depth {model.depth}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "

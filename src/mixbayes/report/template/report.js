@@ -105,6 +105,10 @@
     var px = function (n) { return pad + (maxX ? n.x / maxX : 0.5) * (W - 2 * pad); };
     var py = function (n) { return 40 + n.depth * 110; };
     var radii = bubbleRadii(W);
+    // names only where a level has room for them side by side (each node keeps its tooltip)
+    var perDepth = {};
+    items.forEach(function (n) { perDepth[n.depth] = (perDepth[n.depth] || 0) + 1; });
+    var named = function (n) { return perDepth[n.depth] * 26 <= W - 2 * pad + 26; };
     var onPath = {};
     for (var z = items[selected].id; z >= 0; z = items[byId[z]].parent) onPath[z] = true;
     items.forEach(function (n) {
@@ -118,8 +122,9 @@
         class: "bubble" + (i === selected ? " selected" : ""), "data-id": n.id }, svg);
       title(circle, nameOf(n) + ": " + n.size);
       circle.addEventListener("click", function () { select(i); });
-      el("text", { x: px(n).toFixed(1), y: (py(n) + radii[i] + 10).toFixed(1),
-                   "text-anchor": "middle" }, svg, "n" + n.id);
+      if (named(n) || i === selected)
+        el("text", { x: px(n).toFixed(1), y: (py(n) + radii[i] + 10).toFixed(1),
+                     "text-anchor": "middle" }, svg, "n" + n.id);
     });
   }
 
