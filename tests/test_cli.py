@@ -210,7 +210,8 @@ def test_hdp_points_end_to_end(tmp_path):
 def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     """--model tree on a points CSV with a header: the path of every point, the tree as JSON
     and Newick (the same nodes), the figures, the trace, a model that loads, scores against
-    the leaf labels; options of other models refused, tree options refused elsewhere."""
+    the leaf labels; a note when the features' spreads differ widely; options of other models
+    refused, tree options refused elsewhere."""
     X, truth = mb.datasets.make_tree_data(120, kind="nested", random_state=1)
     np.savetxt(tmp_path / "points.csv", X, delimiter=",", header="height,weight", comments="")
     np.savetxt(tmp_path / "leaves.txt", truth.paths[:, 1], fmt="%d")
@@ -239,6 +240,15 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     assert len((out / "trace.csv").read_text().splitlines()) == 31
     loaded = mb.load(out / "model.npz")
     assert np.array_equal(loaded.labels_, [int(r.split(",")[1]) for r in rows[1:]])
+    assert "spreads differ" not in result.stdout + result.stderr
+    # one feature in other units: a note that the widest feature decides (round components)
+    X[:, 1] *= 1000.0
+    np.savetxt(tmp_path / "grams.csv", X, delimiter=",", header="height,weight", comments="")
+    result = _run("cluster", "grams.csv", "--model", "tree", "--n-iter", "2", "--out", "g",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "note: the features' spreads differ" in result.stdout + result.stderr
+    assert "(weight " in result.stdout + result.stderr
     for args, message in [
         (("--model", "tree", "-k", "3"), "-k applies to --model dmm or gmm, not --model tree"),
         (("--model", "gmm", "--depth", "2"), "--depth applies to --model tree"),

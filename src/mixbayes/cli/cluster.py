@@ -330,6 +330,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
     from ..tree import HierarchicalMixture
 
     X, names, notes = read_points(args.input)
+    notes += _scale_notes(X, names)
     _note_points(notes, stream)
     known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
@@ -389,6 +390,20 @@ def _run_tree(args, settings, out, verbose, stream, start):
               f"{summary['dendrogram_purity']:.3f}", file=stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
+
+
+def _scale_notes(X, names, ratio=10.0):
+    """A note when the features' spreads differ by more than ``ratio``: the tree's components
+    are round (one variance for every feature), so the widest feature decides the clusters."""
+    spread = X.std(axis=0)
+    if X.shape[1] < 2 or spread.min() <= 0 or spread.max() / spread.min() <= ratio:
+        return []
+    names = feature_names(names, X.shape[1])
+    wide, narrow = int(spread.argmax()), int(spread.argmin())
+    return [f"the features' spreads differ {spread.max() / spread.min():.0f}-fold "
+            f"({names[wide]} {spread[wide]:.3g}, {names[narrow]} {spread[narrow]:.3g}); the "
+            "tree's components are round, so the widest feature decides the clusters: "
+            "standardise the columns first unless their units are comparable"]
 
 
 def _print_tree(tree, children, stream, shown=20):
