@@ -75,7 +75,7 @@ def test_bad_files_are_one_clear_error(capsys, saved, tmp_path):
     _error(capsys, tmp_path / "none.npz", "no such file")
     text = tmp_path / "notes.npz"
     text.write_text("not a model\n")
-    _error(capsys, text, "is not a model saved by mixbayes")
+    _error(capsys, text, "model file: '" + str(text) + "' is not a model saved by mixbayes")
     foreign = tmp_path / "foreign.npz"
     np.savez(foreign, x=np.arange(3))
     _error(capsys, foreign, "is not a model saved by mixbayes (no __meta__ entry)")

@@ -276,3 +276,17 @@ def read_sidecar(path, name, n, what):
     if values.shape != (n,):
         raise ValueError(label_count_message(f"--{name}", path, values.size, header, n, what))
     return values
+
+
+def read_model(path):
+    """:func:`mixbayes.load` of the command's MODEL argument, its errors naming the model file
+    (``load`` names its own argument, ``path``, which the command line never shows)."""
+    from ..persist import load
+
+    try:
+        return load(path)
+    except ValueError as exc:
+        message = str(exc)
+        if message.startswith("path: "):
+            raise ValueError("model file: " + message[len("path: "):]) from None
+        raise

@@ -29,9 +29,9 @@ _KINDS = {
 def run_inspect(args, stream):
     """Print the summary of ``args.model`` to ``stream``; returns the exit status."""
     from ..corpus import _read_list
-    from ..persist import load
+    from ._inputs import read_model
 
-    model = load(args.model)
+    model = read_model(args.model)
     vocabulary = None
     if args.vocabulary is not None:
         vocabulary = _read_list(args.vocabulary, "--vocabulary")

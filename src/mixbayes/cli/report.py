@@ -19,9 +19,9 @@ REPORT_FILE = "report.html"
 
 def run_report(args, stream):
     """The ``report`` command; returns the exit status."""
-    from ..persist import load
+    from ._inputs import read_model
 
-    model = load(args.model)
+    model = read_model(args.model)
     target = args.out
     if os.path.isdir(target):
         raise ValueError(f"--out: {target!r} is a folder; name the report's file, e.g. "
