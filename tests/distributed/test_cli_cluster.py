@@ -83,3 +83,21 @@ def test_without_dask_the_flag_names_the_extra(tmp_path, monkeypatch):
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert result.stderr.startswith("mixbayes: error: --workers: mixbayes.distributed needs dask")
     assert 'pip install "mixbayes[distributed]"' in result.stderr
+
+
+def test_topics_select_on_the_scheduler(client, tmp_path):
+    corpus, _ = mb.datasets.make_topic_corpus(40, 30, 2, mean_length=60, random_state=0)
+    corpus.write(tmp_path / "data", format="mtx")
+    # one K (9 iterations): each iteration costs the cluster's round trips, ~80 ms here
+    result = _run("topics", "data/counts.mtx", "--select", "2:2", "-q", "--out", "out",
+                  "--scheduler", client.scheduler.address, cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    local = mb.select_n_topics(corpus.counts, [2], mb.TopicModel(2, random_state=0), verbose=0)
+    rows = (tmp_path / "out" / "selection.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    table = [dict(zip(header, row.split(","))) for row in rows[1:]]
+    assert [float(row["log_bayes_factor"]) for row in table] == pytest.approx(
+        [row["log_bayes_factor"] for row in local.table], rel=1e-6)  # as written: 6 digits
+    assert all(row["coherence"] == "nan" for row in table)  # not computed on a cluster
+    doc_topics = (tmp_path / "out" / "doc_topics.csv").read_text().splitlines()
+    assert len(doc_topics) == 41

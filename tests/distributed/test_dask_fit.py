@@ -118,7 +118,7 @@ def test_refusals(client, counts, monkeypatch):
     X = da.from_array(counts, chunks=(75, 60), asarray=False)
     with pytest.raises(ValueError, match="inference: a distributed fit runs variational Bayes"):
         _model(inference="gibbs").fit(X)
-    with pytest.raises(TypeError, match="or a VariationalGaussianMixture; got HDPMixture"):
+    with pytest.raises(TypeError, match="VariationalGaussianMixture or a TopicModel; got HDP"):
         fit(mb.HDPMixture(), X)
     bad = counts.copy()
     bad.data[-1] = -1.0
