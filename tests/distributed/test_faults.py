@@ -15,18 +15,18 @@ import scipy.sparse as sp
 distributed = pytest.importorskip("distributed", reason='needs pip install "mixbayes[distributed]"')
 
 import mixbayes as mb  # noqa: E402
-from mixbayes.distributed import _cavi, _docword, read_docword  # noqa: E402
+from mixbayes.distributed import _cavi, _readers, read_docword  # noqa: E402
 from test_dask_fit import _write_docword  # noqa: E402  (a sibling module, on sys.path)
 
 READS = []  # the shards read from the file (module level: the workers call it by reference)
 
 
-def _counted_read(path, start, stop, lo, hi, n_words):
+def _counted_read(path, header, start, stop, lo, hi, sorted_rows):
     READS.append(lo)
-    return _READ(path, start, stop, lo, hi, n_words)
+    return _READ(path, header, start, stop, lo, hi, sorted_rows)
 
 
-_READ = _docword._read_shard
+_READ = _readers._read_shard
 
 
 def test_worker_killed_mid_fit(tmp_path, monkeypatch):
@@ -36,7 +36,7 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
     params = dict(n_components=4, n_init=2, tol=1e-6, random_state=0)
     local = mb.DirichletMultinomialMixture(**params).fit(counts)
     assert local.n_iter_ > 6
-    monkeypatch.setattr(_docword, "_read_shard", _counted_read)
+    monkeypatch.setattr(_readers, "_read_shard", _counted_read)
     READS.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

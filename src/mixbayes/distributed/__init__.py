@@ -75,16 +75,17 @@ fits on a running cluster and ``--workers N`` on one started for the run (the in
 the command, then sent to the workers).
 
 Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``,
-:class:`~mixbayes.VariationalGaussianMixture` and :class:`~mixbayes.TopicModel`. Not yet
-(issue 15): Matrix Market shards, and ``bench/bench_distributed.py`` (a corpus simulated on the
-workers).
+:class:`~mixbayes.VariationalGaussianMixture` and :class:`~mixbayes.TopicModel`; sharded
+readers of UCI ``docword`` (:func:`read_docword`) and Matrix Market coordinate files
+(:func:`read_matrix_market`, which reads a file not sorted by row too, at the cost of every
+shard reading the whole file).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
 
 from ._cavi import START_SAMPLE, fit, fit_predict
-from ._docword import ShardedCorpus, read_docword
+from ._readers import ShardedCorpus, read_docword, read_matrix_market
 from ._topics import select_n_topics
 
 __all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword",
-           "select_n_topics"]
+           "read_matrix_market", "select_n_topics"]

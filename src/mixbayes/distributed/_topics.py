@@ -254,7 +254,8 @@ def _fit_corpus(model, corpus, start_sample, warm_topics=None):
 
 
 def fit_topics(model, X, *, client=None, start_sample=START_SAMPLE):
-    """Fit a :class:`~mixbayes.topics.TopicModel` on the cluster (see :func:`mixbayes.distributed.fit`)."""
+    """Fit a :class:`~mixbayes.topics.TopicModel` on the cluster (see
+    :func:`mixbayes.distributed.fit`)."""
     validate_params(model, model._parameter_rules)
     _fit_corpus(model, _Corpus(X, get_client(client)), start_sample)
     return model

@@ -75,9 +75,10 @@ def candidate_and_secant(block, theta_PK, c):
 
 
 def residual(block, theta_PK, threshold=3.0):
-    """The documents' share of the residual topic (see :func:`~mixbayes.topics._init.residual_topic`):
-    the excess counts per word where the standardised residual passes ``threshold``, the
-    positive excess per word, and how many residuals pass."""
+    """The documents' share of the residual topic (see
+    :func:`~mixbayes.topics._init.residual_topic`): the excess counts per word where the
+    standardised residual passes ``threshold``, the positive excess per word, and how many
+    residuals pass."""
     counts = block.counts
     n, p = counts.shape
     rows = np.repeat(np.arange(n), np.diff(counts.indptr))
