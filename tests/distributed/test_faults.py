@@ -6,6 +6,7 @@ workers. The worker is closed abruptly, as a crash would end it: the scheduler i
 move its data first (``retire_workers`` would), so whatever it held is lost.
 """
 
+import time
 import warnings
 
 import numpy as np
@@ -54,9 +55,16 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
             name = next(n for n, w in cluster.workers.items() if w.address == address)
             shards.client.sync(cluster.workers[name].close)
             killed.append(address)
+            # once the scheduler has let it go (a scatter to it would wait out the connect
+            # timeout), a fresh worker joins
+            deadline = time.monotonic() + 10
+            while address in shards.client.scheduler_info()["workers"]:
+                assert time.monotonic() < deadline, "the scheduler kept the closed worker"
+                time.sleep(0.01)
             cluster.worker_spec.pop(name)
             cluster.workers.pop(name, None)
             cluster.scale(2)
+            shards.client.wait_for_workers(2, timeout=10)
         return reduce(shards, parts, add)
 
     monkeypatch.setattr(_cavi._Shards, "_reduce", kill_then_reduce)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._sizes import Sized
 from .._validation import validate_params
 from ._dask import get_client, require, scatter, total, tree_reduce
 
@@ -21,7 +22,7 @@ START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs o
 
 # ---------------------------------------------------------------------- on the workers
 @dataclass
-class _Local:
+class _Local(Sized):
     """One shard's local step: additive statistics, and its labels (which stay on the worker)."""
 
     stats: object  # the family's sufficient statistics

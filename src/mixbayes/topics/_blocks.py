@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from .._sizes import Sized
 from . import _kernels
 
 
 @dataclass(frozen=True)
-class Block:
+class Block(Sized):
     """Documents (``counts``, a :class:`~mixbayes.topics._fit.CountsCSR`) and their state."""
 
     counts: object

@@ -37,11 +37,12 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from .._sizes import Sized
 from . import _blocks, _kernels
 
 
 @dataclass
-class CountsCSR:
+class CountsCSR(Sized):
     """Counts prepared once per fit: CSR (documents) and CSC (words) views of the same entries."""
 
     indptr: np.ndarray
