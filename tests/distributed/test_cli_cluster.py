@@ -22,11 +22,11 @@ def _labels(folder):
 def test_scheduler_gives_the_in_process_fit(client, tmp_path):
     corpus, _ = mb.datasets.make_dmm_corpus(80, 40, 3, mean_length=20, random_state=0)
     corpus.write(tmp_path / "data", format="mtx")
-    result = _run("cluster", "data/counts.mtx", "-k", "3", "--n-init", "2", "-q", "--out", "out",
+    result = _run("cluster", "data/counts.mtx", "-k", "3", "--n-init", "1", "-q", "--out", "out",
                   "--scheduler", client.scheduler.address, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""  # no worker or client logs
-    local = mb.DirichletMultinomialMixture(3, n_init=2, random_state=0).fit(corpus.counts)
+    local = mb.DirichletMultinomialMixture(3, n_init=1, random_state=0).fit(corpus.counts)
     np.testing.assert_array_equal(_labels(tmp_path / "out"), local.labels_)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["settings"]["scheduler"] == client.scheduler.address
