@@ -5,6 +5,7 @@ pickled here directly.
 """
 
 import gzip
+import io
 import pickle
 
 import numpy as np
@@ -16,7 +17,7 @@ distributed = pytest.importorskip("distributed", reason='needs pip install "mixb
 
 import mixbayes as mb  # noqa: E402
 from mixbayes.datasets import make_dmm_corpus  # noqa: E402
-from mixbayes.distributed import _cavi, fit, read_docword  # noqa: E402
+from mixbayes.distributed import _cavi, fit, read_docword, read_matrix_market  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,7 @@ def test_refusals(client, counts, monkeypatch):
     X = da.from_array(counts, chunks=(75, 60), asarray=False)
     with pytest.raises(ValueError, match="inference: a distributed fit runs variational Bayes"):
         _model(inference="gibbs").fit(X)
-    with pytest.raises(TypeError, match="or a VariationalGaussianMixture; got HDPMixture"):
+    with pytest.raises(TypeError, match="VariationalGaussianMixture or a TopicModel; got HDP"):
         fit(mb.HDPMixture(), X)
     bad = counts.copy()
     bad.data[-1] = -1.0
@@ -148,20 +149,6 @@ def _write_docword(folder, counts, gz=False):
     return path
 
 
-@pytest.mark.parametrize("gz", [False, True], ids=["text", "gzip"])
-def test_docword_shards(client, counts, tmp_path, gz):
-    counts = counts[:40].tolil()
-    counts[[0, 17, 39]] = 0  # empty documents at the start, inside and at the end
-    path = _write_docword(tmp_path, counts.tocsr(), gz)
-    whole = mb.read_corpus(str(path))
-    for n_shards in (1, 2, 3, 50):  # more shards than documents: some of one row, some empty
-        corpus = read_docword(str(path), n_shards=n_shards)
-        assert list(corpus.vocabulary) == list(whole.vocabulary)
-        assert (corpus.counts.compute() != whole.counts).nnz == 0
-        assert 1 <= corpus.counts.numblocks[0] <= n_shards  # dask drops the empty ones
-    assert 1 in corpus.counts.chunks[0]
-
-
 def test_docword_fit(client, counts, local, tmp_path):
     corpus = read_docword(str(_write_docword(tmp_path, counts)), n_shards=3)
     assert corpus.counts.numblocks == (3, 1)
@@ -178,3 +165,56 @@ def test_docword_refuses_unsorted_and_out_of_range(client, tmp_path):
     path.write_text("2\n2\n2\n1 1 2\n2 3 1\n")
     with pytest.raises(ValueError, match=r"word number outside 1\.\.2"):
         read_docword(str(path)).counts.compute()
+
+
+def _write_mtx(folder, counts, gz=False, order="csr"):
+    import scipy.io
+
+    buffer = io.BytesIO()
+    scipy.io.mmwrite(buffer, counts.tocsr() if order == "csr" else counts.tocsc(),
+                     field="integer")
+    path = folder / ("counts.mtx" + (".gz" if gz else ""))
+    path.write_bytes(gzip.compress(buffer.getvalue()) if gz else buffer.getvalue())
+    (folder / "vocab.txt").write_text("\n".join(f"w{j}" for j in range(counts.shape[1])))
+    (folder / "labels.txt").write_text("\n".join(str(i % 3) for i in range(counts.shape[0])))
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["text", "gzip"])
+@pytest.mark.parametrize("read, write", [(read_docword, _write_docword),
+                                         (read_matrix_market, _write_mtx)],
+                         ids=["docword", "matrix market"])
+def test_shards(client, counts, tmp_path, gz, read, write):
+    counts = counts[:40].tolil()
+    counts[[0, 17, 39]] = 0  # empty documents at the start, inside and at the end
+    path = write(tmp_path, counts.tocsr(), gz)
+    whole = mb.read_corpus(str(path))
+    for n_shards in (1, 2, 3, 50):  # more shards than documents: some of one row, some empty
+        corpus = read(str(path), n_shards=n_shards)
+        assert (corpus.counts.compute() != whole.counts).nnz == 0
+        assert 1 <= corpus.counts.numblocks[0] <= n_shards  # dask drops the empty ones
+    assert 1 in corpus.counts.chunks[0]
+    assert list(corpus.vocabulary) == list(whole.vocabulary)
+    if read is read_matrix_market:
+        np.testing.assert_array_equal(corpus.labels, whole.labels)
+
+
+def test_matrix_market_unsorted_pattern_and_real(client, counts, tmp_path):
+    counts = counts[:30]
+    path = _write_mtx(tmp_path, counts, order="csc")  # sorted by column, not by row
+    with pytest.raises(ValueError, match="is not sorted by row .*sorted_rows=False"):
+        read_matrix_market(str(path), n_shards=3).counts.compute()
+    unsorted = read_matrix_market(str(path), n_shards=3, sorted_rows=False)
+    assert (unsorted.counts.compute() != counts).nnz == 0
+    (tmp_path / "vocab.txt").unlink()
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n% a comment\n"
+                    "3 2 3\n1 1\n3 2\n3 1\n")
+    pattern = read_matrix_market(str(path), n_shards=2)
+    assert pattern.vocabulary == ["term_0", "term_1"]
+    np.testing.assert_array_equal(pattern.counts.compute().toarray(), [[1, 0], [0, 0], [1, 1]])
+    path.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 3.0\n2 1 0.5\n")
+    with pytest.raises(ValueError, match="fractional"):
+        _model(n_components=1).fit(read_matrix_market(str(path)))
+    path.write_text("%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n")
+    with pytest.raises(ValueError, match="is a dense Matrix Market array"):
+        read_matrix_market(str(path))

@@ -6,6 +6,7 @@ workers. The worker is closed abruptly, as a crash would end it: the scheduler i
 move its data first (``retire_workers`` would), so whatever it held is lost.
 """
 
+import time
 import warnings
 
 import numpy as np
@@ -15,18 +16,18 @@ import scipy.sparse as sp
 distributed = pytest.importorskip("distributed", reason='needs pip install "mixbayes[distributed]"')
 
 import mixbayes as mb  # noqa: E402
-from mixbayes.distributed import _cavi, _docword, read_docword  # noqa: E402
+from mixbayes.distributed import _cavi, _readers, read_docword  # noqa: E402
 from test_dask_fit import _write_docword  # noqa: E402  (a sibling module, on sys.path)
 
 READS = []  # the shards read from the file (module level: the workers call it by reference)
 
 
-def _counted_read(path, start, stop, lo, hi, n_words):
+def _counted_read(path, header, start, stop, lo, hi, sorted_rows):
     READS.append(lo)
-    return _READ(path, start, stop, lo, hi, n_words)
+    return _READ(path, header, start, stop, lo, hi, sorted_rows)
 
 
-_READ = _docword._read_shard
+_READ = _readers._read_shard
 
 
 def test_worker_killed_mid_fit(tmp_path, monkeypatch):
@@ -36,7 +37,7 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
     params = dict(n_components=4, n_init=2, tol=1e-6, random_state=0)
     local = mb.DirichletMultinomialMixture(**params).fit(counts)
     assert local.n_iter_ > 6
-    monkeypatch.setattr(_docword, "_read_shard", _counted_read)
+    monkeypatch.setattr(_readers, "_read_shard", _counted_read)
     READS.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -54,9 +55,16 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
             name = next(n for n, w in cluster.workers.items() if w.address == address)
             shards.client.sync(cluster.workers[name].close)
             killed.append(address)
+            # once the scheduler has let it go (a scatter to it would wait out the connect
+            # timeout), a fresh worker joins
+            deadline = time.monotonic() + 10
+            while address in shards.client.scheduler_info()["workers"]:
+                assert time.monotonic() < deadline, "the scheduler kept the closed worker"
+                time.sleep(0.01)
             cluster.worker_spec.pop(name)
             cluster.workers.pop(name, None)
             cluster.scale(2)
+            shards.client.wait_for_workers(2, timeout=10)
         return reduce(shards, parts, add)
 
     monkeypatch.setattr(_cavi._Shards, "_reduce", kill_then_reduce)

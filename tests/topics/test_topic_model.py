@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from sklearn.decomposition import LatentDirichletAllocation
 
 import mixbayes as mb
-from mixbayes.topics import TopicModel, _fit, _kernels, evidence
+from mixbayes.topics import TopicModel, _blocks, _fit, _kernels, evidence
 
 
 def _random_document(rng, K, p=30, n_words=12, total=40):
@@ -92,7 +92,7 @@ def test_parallel_weights_equal_serial():
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
         omega = np.full((counts.shape[0], 4), 0.25)
-        _fit.solve_weights(counts, theta, omega, 0.25, 1e-8, 50)
+        _blocks.solve_weights(counts, theta, omega, 0.25, 1e-8, 50)
         results.append(omega)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     np.testing.assert_array_equal(results[0], results[1])

@@ -9,6 +9,7 @@
     mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
+                  [--scheduler ADDRESS | --workers N]
     mixbayes inspect MODEL.npz [--vocabulary FILE]
     mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]
 
@@ -258,6 +259,7 @@ def build_parser():
                         help="topic coherence in topics.json and selection.csv, from document "
                         "co-occurrence of each topic's --top words (default: %(default)s)")
     _add_text_options(topics)
+    _dask.add_options(topics)
     _add_common(topics, "mixbayes-topics")
 
     inspect = sub.add_parser("inspect", allow_abbrev=False,

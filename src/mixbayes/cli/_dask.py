@@ -1,8 +1,10 @@
 """``--scheduler ADDRESS`` and ``--workers N``: run a command's fit on a dask cluster.
 
 The input is read here, as without these flags, and sent to the workers in one row shard
-each (:func:`mixbayes.distributed.fit`); the CAVI or EM iterations then run there, the loop
+each (:func:`mixbayes.distributed.fit`); the CAVI or MAP iterations then run there, the loop
 and its progress bar (one tick per iteration) here. The workers' logs are kept to errors.
+``mixbayes topics --select`` on a cluster leaves the coherence column of selection.csv empty
+(coherence is not computed on a cluster; topics.json still scores the chosen model).
 """
 
 from __future__ import annotations
@@ -93,13 +95,35 @@ def _given(args):
 
 
 def fit(estimator, X, args):
-    """``estimator.fit(X)``, on the cluster of ``args.client`` when there is one; ``labels_``
-    then comes back to this process (the command writes every label)."""
+    """``estimator.fit(X)``, on the cluster of ``args.client`` when there is one."""
     client = getattr(args, "client", None)
     if client is None:
         return estimator.fit(X)
     from ..distributed import fit as fit_on
 
-    fit_on(estimator, X, client=client)
-    estimator.labels_ = estimator.labels_.compute()
-    return estimator
+    return _home(fit_on(estimator, X, client=client))
+
+
+def select_n_topics(X, candidates, estimator, args, **options):
+    """:func:`mixbayes.select_n_topics`, on the cluster of ``args.client`` when there is one
+    (without the coherence column there: it is not computed on a cluster)."""
+    client = getattr(args, "client", None)
+    if client is None:
+        from ..topics import select_n_topics as select
+
+        return select(X, candidates, estimator, **options)
+    from ..distributed import select_n_topics as select
+
+    selection = select(X, candidates, estimator, client=client, **dict(options, coherence=None))
+    _home(selection.best_model)
+    return selection
+
+
+def _home(model):
+    """The model with its per-document results (``labels_``, ``doc_topic_``) brought back from
+    the cluster: the command writes every one."""
+    for name in ("labels_", "doc_topic_"):
+        value = getattr(model, name, None)
+        if hasattr(value, "compute"):
+            setattr(model, name, value.compute())
+    return model

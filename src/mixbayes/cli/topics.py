@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from .._validation import plural
+from ._dask import fit, select_n_topics
 from ._inputs import read_documents
 from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
 from .report import write_run_report
@@ -17,7 +18,7 @@ def run_topics(args, settings, out, verbose, stream):
     selection.csv and selection.png."""
     from .. import metrics
     from ..persist import save
-    from ..topics import TopicModel, select_n_topics
+    from ..topics import TopicModel
 
     start = time.perf_counter()
     corpus, stop_words, left_out = read_documents(args)
@@ -28,17 +29,17 @@ def run_topics(args, settings, out, verbose, stream):
         if args.select.start < 2:
             raise ValueError("--select must start at 2 or more topics (the Bayes factor is "
                              "against one topic).")
-        selection = select_n_topics(corpus.counts, args.select, estimator,
+        selection = select_n_topics(corpus.counts, args.select, estimator, args,
                                     scan_all=args.scan_all, verbose=verbose,
                                     coherence=args.coherence)
         model = selection.best_model
         columns = ["k", "log_bayes_factor", "dispersion", "df", "p_value", "log_posterior",
                    "coherence", "n_iter", "seconds"]
         write_rows(out.file("selection.csv"), columns,
-                   ([f"{row[c]:.6g}" for c in columns] for row in selection.table))
+                   ([f"{row.get(c, np.nan):.6g}" for c in columns] for row in selection.table))
         save_figure(selection.plot(), out.file("selection.png"))
     else:
-        model = estimator.fit(corpus.counts)
+        model = fit(estimator, corpus.counts, args)
     settings["n_components"] = int(model.n_components)
     elapsed = time.perf_counter() - start
     by_probability = model.top_words(corpus.vocabulary, args.top)

@@ -58,18 +58,34 @@ come from column moments about the sample's mean, summed over the shards on the 
 (:class:`~mixbayes.families.gaussian.PointMoments`), so they are the whole data set's, not
 the sample's.
 
-On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` fits on a running cluster
-and ``--workers N`` on one started for the run (the input is read by the command, then sent to
-the workers).
+The topic model
+---------------
+:class:`~mixbayes.TopicModel` fits the same way (``model.fit(dask_array)`` or :func:`fit`),
+and :func:`select_n_topics` chooses K on the cluster (``mixbayes.select_n_topics`` hands dask
+input to it). Its iterations carry per-document weights from one to the next, so every shard's
+documents stay on their worker as a block with their weights, and the MAP loop on the client
+calls the block functions the in-process fit calls on its one block
+(:mod:`mixbayes.topics._blocks`), summing their shares on the workers; the Laplace evidence's
+document blocks and word-block Gram matrices are summed the same way. ``doc_topic_`` is then a
+dask array. A lost worker takes weights with it that only a rerun can restore (the mixtures'
+shards, being data, are recomputed instead).
 
-Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"`` and
-:class:`~mixbayes.VariationalGaussianMixture`. Not yet (issue 15): TopicModel, Matrix Market
-shards, and ``bench/bench_distributed.py`` (a corpus simulated on the workers).
+On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` (and ``mixbayes topics``)
+fits on a running cluster and ``--workers N`` on one started for the run (the input is read by
+the command, then sent to the workers).
+
+Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``,
+:class:`~mixbayes.VariationalGaussianMixture` and :class:`~mixbayes.TopicModel`; sharded
+readers of UCI ``docword`` (:func:`read_docword`) and Matrix Market coordinate files
+(:func:`read_matrix_market`, which reads a file not sorted by row too, at the cost of every
+shard reading the whole file).
 Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
 
 from ._cavi import START_SAMPLE, fit, fit_predict
-from ._docword import ShardedCorpus, read_docword
+from ._readers import ShardedCorpus, read_docword, read_matrix_market
+from ._topics import select_n_topics
 
-__all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword"]
+__all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword",
+           "read_matrix_market", "select_n_topics"]

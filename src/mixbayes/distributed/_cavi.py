@@ -13,16 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._sizes import Sized
 from .._validation import validate_params
-from ._dask import get_client, require
+from ._dask import get_client, require, scatter, total, tree_reduce
 
 START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs on, on the client
-_FAN_IN = 8  # shards' statistics summed per reduce task
 
 
 # ---------------------------------------------------------------------- on the workers
 @dataclass
-class _Local:
+class _Local(Sized):
     """One shard's local step: additive statistics, and its labels (which stay on the worker)."""
 
     stats: object  # the family's sufficient statistics
@@ -71,22 +71,15 @@ def _moments(X, centre, full):
     return PointMoments.of(X, centre, full)
 
 
-def _sum(*parts):
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
-
-
 # ---------------------------------------------------------------------- on the client
 def _check_model(model):
     from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
 
     if not isinstance(model, (DirichletMultinomialMixture, VariationalGaussianMixture)):
         raise TypeError(
-            f"model: mixbayes.distributed fits a DirichletMultinomialMixture or a "
-            f"VariationalGaussianMixture; got {type(model).__name__}. Fit it on numpy or scipy "
-            "data instead."
+            f"model: mixbayes.distributed fits a DirichletMultinomialMixture, a "
+            f"VariationalGaussianMixture or a TopicModel; got {type(model).__name__}. Fit it on "
+            "numpy or scipy data instead."
         )
     if getattr(model, "inference", "vb") != "vb":
         raise ValueError(
@@ -132,18 +125,13 @@ class _Shards:
 
     def moments(self, centre, full):
         """The validated data's column moments about ``centre``, summed on the workers."""
-        centre = self.client.scatter([centre], broadcast=True)[0]
+        centre = scatter(self.client, centre)
         parts = [self.client.submit(_moments, raw, centre, full) for raw in self.raw]
-        return self._reduce(parts, _sum).result()
+        return self._reduce(parts, total).result()
 
     def _reduce(self, parts, add):
-        """A tree reduce of ``parts`` by ``add`` on the workers: the future of the total,
-        after at least one round (so that a lone part passes through ``add`` too)."""
-        while True:
-            parts = [self.client.submit(add, *parts[i:i + _FAN_IN], pure=False)
-                     for i in range(0, len(parts), _FAN_IN)]
-            if len(parts) == 1:
-                return parts[0]
+        """The future of ``add`` over ``parts``, by a tree reduce on the workers."""
+        return tree_reduce(self.client, parts, add)
 
     def prepare(self, family):
         """Prepare every shard for ``family`` (on its worker) and drop the validated copy."""
@@ -154,11 +142,8 @@ class _Shards:
     def local_step(self, family, state):
         """Scatter the globals once to every worker, map the local step over the shards and
         sum the statistics on the workers; return the shards' futures and the fetched sum."""
-        # in a list: scatter would split a bare tuple; hash=False: equal globals of two
-        # iterations must not share a key that the earlier one's release may drop
-        globals_ = self.client.scatter(
-            [(family, state.family_expectations, state.expected_log_weights)],
-            broadcast=True, hash=False)[0]
+        globals_ = scatter(self.client, (family, state.family_expectations,
+                                          state.expected_log_weights))
         local = [self.client.submit(_local_step, data, globals_, pure=False)
                  for data in self.data]
         return local, self._reduce(local, _add).result()  # _add leaves the labels behind
@@ -193,9 +178,9 @@ def fit(model, X, *, client=None, start_sample=START_SAMPLE):
 
     Parameters
     ----------
-    model : DirichletMultinomialMixture or VariationalGaussianMixture
-        A document mixture with ``inference="vb"``, or a Gaussian mixture; its parameters mean
-        what they mean in process.
+    model : DirichletMultinomialMixture, VariationalGaussianMixture or TopicModel
+        A document mixture with ``inference="vb"``, a Gaussian mixture or a topic model; its
+        parameters mean what they mean in process.
     X : dask array, ShardedCorpus, or array-like / sparse matrix of shape (n_samples, n_features)
         Row chunks become the shards (dense chunks or ``scipy.sparse`` CSR chunks; points
         dense). Data on the client are validated there and cut into one shard per worker.
@@ -209,8 +194,15 @@ def fit(model, X, *, client=None, start_sample=START_SAMPLE):
     Returns
     -------
     model
-        Fitted; ``labels_`` is a dask array on the cluster (``.compute()`` brings it home).
+        Fitted; ``labels_`` (a topic model's ``doc_topic_``) is a dask array on the cluster
+        (``.compute()`` brings it home).
     """
+    from ..topics import TopicModel
+
+    if isinstance(model, TopicModel):
+        from ._topics import fit_topics
+
+        return fit_topics(model, X, client=client, start_sample=start_sample)
     fit_predict(model, X, client=client, start_sample=start_sample)
     return model
 

@@ -32,3 +32,34 @@ def get_client(client):
             "distributed.Client('tcp://HOST:8786') for a running scheduler), or pass client= "
             "to mixbayes.distributed.fit."
         ) from None
+
+
+FAN_IN = 8  # parts summed per reduce task
+
+
+def tree_reduce(client, parts, add, first=None):
+    """The future of ``add(*parts)`` computed by a tree of tasks on the workers (``FAN_IN`` parts
+    each), after at least one round (so that a lone part passes through it too); the first
+    round applies ``first`` instead when given (to sum what the parts hold)."""
+    step = first or add
+    while True:
+        parts = [client.submit(step, *parts[i:i + FAN_IN], pure=False)
+                 for i in range(0, len(parts), FAN_IN)]
+        step = add
+        if len(parts) == 1:
+            return parts[0]
+
+
+def total(*parts):
+    """The sum of ``parts`` by their ``+`` (statistics, arrays, numbers)."""
+    result = parts[0]
+    for part in parts[1:]:
+        result = result + part
+    return result
+
+
+def scatter(client, value):
+    """``value`` sent once to every worker, as a future (in a list: scatter would split a
+    bare tuple; ``hash=False``: equal values of two iterations must not share a key that the
+    earlier one's release may drop)."""
+    return client.scatter([value], broadcast=True, hash=False)[0]

@@ -49,13 +49,14 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import digamma, gammaln
 
+from .._sizes import Sized
 from ._gaussian_kernels import full_responsibilities, inverse_lower, weighted_moments
 
 LOG_2PI = np.log(2.0 * np.pi)
 
 
 @dataclass
-class GaussianData:
+class GaussianData(Sized):
     """Points centred at the prior mean, prepared once per fit."""
 
     centred: np.ndarray  # (n, d)
@@ -66,7 +67,7 @@ class GaussianData:
 
 
 @dataclass
-class GaussianStats:
+class GaussianStats(Sized):
     """Additive statistics: weights, weighted sums and weighted second moments."""
 
     counts: np.ndarray  # (K,)
@@ -372,7 +373,7 @@ def column_variances(X, ddof=0):
 
 
 @dataclass
-class PointMoments:
+class PointMoments(Sized):
     r"""Column moments of a set of points about a fixed centre :math:`c`: their number,
     :math:`\sum_i (x_i - c)`, :math:`\sum_i (x_i - c)(x_i - c)^\top` (``full``; else its diagonal)
     and the columns' least and greatest values. They add over disjoint sets of points (the

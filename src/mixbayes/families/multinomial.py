@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
+from .._sizes import Sized
 from ._count_kernels import compressed_times_dense, dirichlet_columns, responsibilities
 from .dirichlet import fit_polya_concentration
 
@@ -61,7 +62,7 @@ def dirichlet_multinomial_logpmf(y, pseudo_counts):
 
 
 @dataclass
-class CountData:
+class CountData(Sized):
     """Counts in both sparse orientations (float64 values), prepared once per fit."""
 
     csr: sp.csr_matrix  # documents x terms, float64
@@ -74,7 +75,7 @@ class CountData:
 
 
 @dataclass
-class WordStats:
+class WordStats(Sized):
     r"""Expected word counts :math:`s_{lk} = \sum_i r_{ik} y_{il}` (word-major) and their column
     totals; both add over disjoint sets of documents."""
 

@@ -37,11 +37,12 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from . import _kernels
+from .._sizes import Sized
+from . import _blocks, _kernels
 
 
 @dataclass
-class CountsCSR:
+class CountsCSR(Sized):
     """Counts prepared once per fit: CSR (documents) and CSC (words) views of the same entries."""
 
     indptr: np.ndarray
@@ -70,10 +71,10 @@ class CountsCSR:
 
 @dataclass
 class MapState:
-    """Topics (p, K) word-major, weights (n, K), and the log posterior at them."""
+    """Topics (p, K) word-major and the log posterior there (the weights stay with the
+    documents, :mod:`._blocks`)."""
 
     theta_PK: np.ndarray
-    omega_NK: np.ndarray
     log_posterior: float = np.nan
 
 
@@ -88,83 +89,40 @@ def log_posterior(counts, theta_PK, omega_NK, alpha, c):
                                    omega_NK) + log_prior(theta_PK, omega_NK, alpha, c)
 
 
-def solve_weights(counts, theta_PK, omega_NK, c, tol, max_steps, start_NK=None):
-    """Conditional MAP weights of every document given the topics, in place in ``omega_NK``.
-
-    The solver starts from ``start_NK`` (default: ``omega_NK``), which then holds the solutions;
-    ``omega_NK`` takes each solution that does not lower the document's objective. Returns the
-    Newton steps per document.
-    """
-    steps = np.empty(counts.shape[0], dtype=np.int64)
-    start = omega_NK if start_NK is None else start_NK
-    _kernels.solve_weights(counts.indptr, counts.indices, counts.data, theta_PK, omega_NK,
-                           start, c, tol, max_steps, steps)
-    return steps
-
-
-@dataclass
-class _Workspace:
-    ratio: np.ndarray
-    topic_counts_NK: np.ndarray
-    word_counts_PK: np.ndarray
-
-    @classmethod
-    def for_problem(cls, counts, K):
-        n, p = counts.shape
-        return cls(np.empty(counts.data.shape[0]), np.empty((n, K)), np.empty((p, K)))
-
-
-def em_step(counts, theta_PK, omega_NK, alpha, c, work=None):
-    """One EM step for both blocks; returns the new ``(theta_PK, omega_NK)`` and the
-    log-likelihood at the *old* parameters (a by-product of the pass)."""
-    K = theta_PK.shape[1]
-    work = work or _Workspace.for_problem(counts, K)
-    loglik = _kernels.em_documents(counts.indptr, counts.indices, counts.data, theta_PK,
-                                   omega_NK, work.ratio, work.topic_counts_NK)
-    _kernels.em_words(counts.col_indptr, counts.col_rows, counts.col_to_csr, work.ratio,
-                      theta_PK, omega_NK, work.word_counts_PK)
-    theta = work.word_counts_PK + alpha
-    theta /= theta.sum(axis=0)
-    omega = work.topic_counts_NK + c
-    omega /= omega.sum(axis=1, keepdims=True)
-    return theta, omega, loglik
-
-
-def to_logits(theta_PK, omega_NK):
-    """Logit coordinates (first element of every simplex as the reference) as one vector."""
+def theta_logits(theta_PK):
+    """Logits of the topics against the first word, as one vector."""
     log_theta = np.log(theta_PK)
-    log_omega = np.log(omega_NK)
-    return np.concatenate([(log_theta[1:] - log_theta[:1]).ravel(),
-                           (log_omega[:, 1:] - log_omega[:, :1]).ravel()])
+    return (log_theta[1:] - log_theta[:1]).ravel()
 
 
-def from_logits(Y, p, n, K):
-    """Inverse of :func:`to_logits` (softmax with the reference coordinate at 0)."""
+def theta_from_logits(Y, p, K):
+    """Inverse of :func:`theta_logits` (softmax with the reference word at 0)."""
     theta = np.zeros((p, K))
-    theta[1:] = Y[: (p - 1) * K].reshape(p - 1, K)
-    omega = np.zeros((n, K))
-    omega[:, 1:] = Y[(p - 1) * K:].reshape(n, K - 1)
-    for logits, axis in ((theta, 0), (omega, 1)):
-        logits -= logits.max(axis=axis, keepdims=True)
-        np.exp(logits, out=logits)
-        logits /= logits.sum(axis=axis, keepdims=True)
-    return theta, omega
+    theta[1:] = Y.reshape(p - 1, K)
+    theta -= theta.max(axis=0, keepdims=True)
+    np.exp(theta, out=theta)
+    theta /= theta.sum(axis=0, keepdims=True)
+    return theta
 
 
-def _floor_to_bounds(theta_PK, omega_NK, counts, alpha, c):
-    r"""Raise extrapolated probabilities to the least values the EM and weight steps can produce,
-    and renormalise.
+def topics_from_counts(word_counts_PK, alpha):
+    r"""The EM step's topics :math:`\theta_{jk} \propto \hat x_{jk} + \alpha`."""
+    theta = word_counts_PK + alpha
+    theta /= theta.sum(axis=0)
+    return theta
 
-    An EM step gives :math:`\theta_{jk} \ge \alpha/(\sum_i m_i + p\alpha)` and every conditional
-    MAP weight is at least :math:`c/(m_i + Kc)`; a secant jump in logit space can send
-    probabilities far below (down to subnormal numbers, whose arithmetic is a hundred times
-    slower), where no MAP lies.
+
+def _floor_topics(theta_PK, total_words, alpha):
+    r"""Raise extrapolated topic probabilities to the least value an EM step can produce,
+    :math:`\alpha/(\sum_i m_i + p\alpha)`, and renormalise (the weights get the same
+    treatment in :func:`~mixbayes.topics._blocks.propose`, with their bound :math:`c/(m_i + Kc)`).
+
+    A secant jump in logit space can send probabilities far below (down to subnormal numbers,
+    whose arithmetic is a hundred times slower), where no MAP lies.
     """
-    p, K = theta_PK.shape
-    np.maximum(theta_PK, alpha / (counts.lengths.sum() + p * alpha), out=theta_PK)
+    p = theta_PK.shape[0]
+    np.maximum(theta_PK, alpha / (total_words + p * alpha), out=theta_PK)
     theta_PK /= theta_PK.sum(axis=0)
-    np.maximum(omega_NK, (c / (counts.lengths + K * c))[:, None], out=omega_NK)
-    omega_NK /= omega_NK.sum(axis=1, keepdims=True)
 
 
 @dataclass
@@ -188,65 +146,74 @@ class FitResult:
     qn_accepted: int = 0
 
 
-def fit_map(counts, theta_PK, omega_NK, settings, callback=None):
-    """Block relaxation from ``(theta_PK, omega_NK)`` to a joint MAP (see module docstring)."""
+def fit_map(documents, theta_PK, settings, callback=None):
+    """Block relaxation from the topics ``theta_PK`` and the weights held by ``documents`` to a
+    joint MAP (see module docstring). ``documents`` is a
+    :class:`~mixbayes.topics._blocks.Documents` (or a cluster's shards of them), which ends
+    holding the weights of the returned state."""
     # single-threaded BLAS inside the loop: its only BLAS calls are the secant step's dot
     # products, and OpenBLAS threads woken between two numba parallel regions fight numba's
     # spinning OpenMP threads for the two cores (stalls of 4-25 ms per region here)
     with threadpool_limits(limits=1, user_api="blas"):
-        return _fit_map(counts, theta_PK, omega_NK, settings, callback)
+        return _fit_map(documents, theta_PK, settings, callback)
 
 
-def _fit_map(counts, theta_PK, omega_NK, settings, callback):
-    n, p = counts.shape
-    K = theta_PK.shape[1]
+def _fit_map(docs, theta_PK, settings, callback):
+    p, K = theta_PK.shape
     s = settings
-    work = _Workspace.for_problem(counts, K)
-    theta, omega = theta_PK.copy(), omega_NK.copy()
-    L = log_posterior(counts, theta, omega, s.alpha, s.c)
-    result = FitResult(MapState(theta, omega, L), [L])
-    history = []  # logit coordinates of the last EM iterates, for the secant step
+
+    def log_prior(theta):
+        return s.alpha * float(np.log(theta).sum())
+
+    theta = theta_PK.copy()
+    L = docs.sum(_blocks.objective, theta, s.c) + log_prior(theta)
+    result = FitResult(MapState(theta, L), [L])
+    history = []  # the topics' logits of the last EM iterates (the weights' are in docs)
     gain = np.inf
     # the weight solve starts from its own last solution (the conditional MAP under the
     # previous topics), which is closer to the next one than the EM or secant update of omega
-    warm = omega.copy()
     for iteration in range(1, s.max_iter + 1):
-        if K > 1:
-            omega = omega.copy()
-            solve_weights(counts, theta, omega, s.c, s.weight_tol, s.weight_max_steps, warm)
-        new_theta, new_omega, _ = em_step(counts, theta, omega, s.alpha, s.c, work)
-        L_new = log_posterior(counts, new_theta, new_omega, s.alpha, s.c)
-        if K > 1 and gain < s.qn_below:
-            history.append(to_logits(new_theta, new_omega))
-            if len(history) == 3:
-                U = history[1] - history[0]
-                V = history[2] - history[1]
-                uu, vu = U @ U, V @ U
-                accepted = False
-                if uu > vu > 0:
-                    # the secant jump to the limit assumes one common rate of convergence; when
-                    # the rates differ it overshoots, so its length is halved until L rises
-                    jump = vu / (uu - vu)
-                    for _ in range(s.qn_halvings + 1):
-                        Y = history[2] + V * jump
-                        qn_theta, qn_omega = from_logits(Y, p, n, K)
-                        _floor_to_bounds(qn_theta, qn_omega, counts, s.alpha, s.c)
-                        L_qn = log_posterior(counts, qn_theta, qn_omega, s.alpha, s.c)
-                        if L_qn > L_new:
-                            new_theta, new_omega, L_new = qn_theta, qn_omega, L_qn
-                            history = [history[1], Y]
-                            accepted = True
-                            result.qn_accepted += 1
-                            break
-                        jump *= 0.5
-                if not accepted:
-                    history = history[1:]
+        word_counts = docs.update_sum(_blocks.solve_em, theta, s.c, s.weight_tol,
+                                      s.weight_max_steps)
+        new_theta = topics_from_counts(word_counts, s.alpha)
+        secant = K > 1 and gain < s.qn_below
+        if secant:
+            history.append(theta_logits(new_theta))
+            docs.update(_blocks.push)
+        if not (secant and len(history) == 3):
+            L_new = docs.sum(_blocks.objective, new_theta, s.c, "new_omega") + log_prior(new_theta)
+        else:
+            U, V = history[1] - history[0], history[2] - history[1]
+            # one pass over the documents for their share of L and of the dot products
+            share = docs.sum(_blocks.candidate_and_secant, new_theta, s.c)
+            L_new = share[0] + log_prior(new_theta)
+            uu, vu = share[1:] + np.array([U @ U, V @ U])
+            jump = vu / (uu - vu) if uu > vu > 0 else None
+            # the secant jump to the limit assumes one common rate of convergence; when the
+            # rates differ it overshoots, so its length is halved until L rises
+            for _ in range(s.qn_halvings + 1 if jump is not None else 0):
+                Y = history[2] + V * jump
+                qn_theta = theta_from_logits(Y, p, K)
+                _floor_topics(qn_theta, docs.total_words, s.alpha)
+                L_qn = docs.update_sum(_blocks.propose, qn_theta, jump, s.c) + log_prior(qn_theta)
+                if L_qn > L_new:
+                    new_theta, L_new = qn_theta, L_qn
+                    docs.update(_blocks.accept)
+                    history = [history[1], Y]
+                    result.qn_accepted += 1
+                    break
+                jump *= 0.5
+            else:
+                history = history[1:]
+                docs.update(_blocks.drop_oldest)
         if L_new < L:
             # cannot happen in exact arithmetic (every block raises L); guard against rounding
-            new_theta, new_omega, L_new = theta, omega, L
+            new_theta, L_new = theta, L
+            docs.update(_blocks.keep_current)
         gain = L_new - L
         theta_change = float(np.abs(new_theta - theta).sum())
-        theta, omega, L = new_theta, new_omega, L_new
+        theta, L = new_theta, L_new
+        docs.update(_blocks.commit)
         result.trace.append(L)
         result.n_iter = iteration
         if callback is not None:
@@ -254,5 +221,5 @@ def _fit_map(counts, theta_PK, omega_NK, settings, callback):
         if abs(gain) < s.tol and theta_change < s.tol:
             result.converged = True
             break
-    result.state = MapState(theta, omega, L)
+    result.state = MapState(theta, L)
     return result

@@ -23,77 +23,76 @@ import math
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..exceptions import ConvergenceWarning
-from . import _fit
+from . import _blocks, _fit
 
 
-def start_weights(counts, theta_PK):
-    """A cheap start for the weights: each document's word-averaged topic responsibilities."""
-    X = sp.csr_matrix((counts.data, counts.indices, counts.indptr), shape=counts.shape)
-    resp = theta_PK / theta_PK.sum(axis=1, keepdims=True)
-    omega = np.asarray(X @ resp) + 1e-3
-    return omega / omega.sum(axis=1, keepdims=True)
-
-
-def residual_topic(counts, theta_PK, omega_NK, threshold=3.0):
-    """The normalised excess counts where the fit under-predicts (see module docstring)."""
-    n, p = counts.shape
-    rows = np.repeat(np.arange(n), np.diff(counts.indptr))
-    q = np.einsum("ek,ek->e", omega_NK[rows], theta_PK[counts.indices])
-    expected = counts.lengths[rows] * q
-    excess = counts.data - expected
-    standardised = excess / np.sqrt(np.maximum(expected * (1.0 - q), 1e-300))
-    use = standardised > threshold
-    if not use.any():
-        use = excess > 0
-    topic = np.bincount(counts.indices[use], weights=excess[use], minlength=p) + 1.0 / p
+def residual_topic(docs, theta_PK, threshold=3.0):
+    """The normalised excess counts where the fit under-predicts (see module docstring), of the
+    documents ``docs`` (:class:`~mixbayes.topics._blocks.Documents`) at their weights."""
+    p = theta_PK.shape[0]
+    share = docs.sum(_blocks.residual, theta_PK, threshold)
+    topic = (share[:p] if share[-1] else share[p:2 * p]) + 1.0 / p
     return topic / topic.sum()
 
 
-def grow_topics(counts, theta_PK, omega_NK, n_components, alpha_for, c_for, em_steps=3,
-                weight_tol=1e-4, weight_max_steps=20):
-    """Add residual topics one at a time until there are ``n_components``; return the topics.
+def grow_topics(docs, theta_PK, n_components, alpha_for, c_for, em_steps=3, weight_tol=1e-4,
+                weight_max_steps=20):
+    """Add residual topics one at a time until there are ``n_components``; return the topics
+    (the documents ``docs`` end holding their weights).
 
     After each new topic the weights are solved and ``em_steps`` EM steps refine both blocks.
     ``alpha_for(K)`` and ``c_for(K)`` give the priors at K topics.
     """
-    theta, omega = theta_PK, omega_NK
+    theta = theta_PK
     while theta.shape[1] < n_components:
         K = theta.shape[1]
-        new = residual_topic(counts, theta, omega)
+        new = residual_topic(docs, theta)
         theta = (K * theta + theta.mean(axis=1, keepdims=True)) / (K + 1)
         theta = np.column_stack([theta, new])
         theta /= theta.sum(axis=0)
-        omega = start_weights(counts, theta)
         alpha, c = alpha_for(K + 1), c_for(K + 1)
-        _fit.solve_weights(counts, theta, omega, c, weight_tol, weight_max_steps)
+        docs.update(_blocks.restart, theta)
+        docs.update(_blocks.solve, theta, c, weight_tol, weight_max_steps)
         for _ in range(em_steps):
-            theta, omega, _ = _fit.em_step(counts, theta, omega, alpha, c)
-    return theta, omega
+            theta = _fit.topics_from_counts(docs.update_sum(_blocks.em, theta, c), alpha)
+    return theta
 
 
 def build_up(X, n_components, alpha_for, c_for, em_steps=3):
     """Topics ``(p, K)`` grown from one topic on an evenly spaced subset of documents."""
-    n, p = X.shape
+    return build_up_from(X[build_up_rows(X.shape[0], n_components)], n_components, alpha_for,
+                         c_for, em_steps)
+
+
+def build_up_rows(n, n_components):
+    """The documents :func:`build_up` grows its topics on, out of ``n``."""
     size = min(n, max(min(math.ceil(0.05 * n), 100), 10 * n_components))
-    rows = np.unique(np.linspace(0, n - 1, size).round().astype(int))
-    subset = _fit.CountsCSR.from_matrix(X[rows])
-    column_totals = np.asarray(X[rows].sum(axis=0)).ravel()
+    return np.unique(np.linspace(0, n - 1, size).round().astype(int))
+
+
+def build_up_from(X_rows, n_components, alpha_for, c_for, em_steps=3):
+    """:func:`build_up` given its documents ``X_rows`` (:func:`build_up_rows` of the corpus)."""
+    p = X_rows.shape[1]
+    subset = _fit.CountsCSR.from_matrix(X_rows)
+    column_totals = np.asarray(X_rows.sum(axis=0)).ravel()
     theta = ((column_totals + 1.0 / p) / (column_totals.sum() + 1.0))[:, None]
-    omega = np.ones((len(rows), 1))
-    theta, _ = grow_topics(subset, theta, omega, n_components, alpha_for, c_for, em_steps)
-    return theta
+    docs = _blocks.Documents(_blocks.with_weights(subset, np.ones((X_rows.shape[0], 1))))
+    return grow_topics(docs, theta, n_components, alpha_for, c_for, em_steps)
 
 
-def from_clusters(X, n_components, random_state):
+def from_clusters(X, n_components, random_state, fit=None):
     """Topics ``(p, K)``: posterior-mean word distributions of a K-cluster Dirichlet–multinomial
-    mixture of the documents (one CAVI run; every entry positive)."""
+    mixture of the documents (one CAVI run; every entry positive). ``fit(model, X)`` fits it
+    (by default ``model.fit(X)``; on a cluster, :func:`mixbayes.distributed.fit`)."""
     from ..mixture.dmm import DirichletMultinomialMixture
 
     model = DirichletMultinomialMixture(n_components, n_init=1, random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X)
+        if fit is None:
+            model.fit(X)
+        else:
+            fit(model, X)
     return np.ascontiguousarray(model.components_.T)

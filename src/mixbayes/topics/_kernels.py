@@ -373,6 +373,33 @@ def word_probabilities(indptr, indices, theta_PK, omega_NK, q):
             q[e] = total
 
 
+@njit(cache=True, inline="always")
+def _add_word_gram(H, col_indptr, col_rows, col_to_csr, data, q, omega_NK, j):
+    r"""Add word ``j``'s :math:`\sum_i (x_{ij}/q_{ij}^2)\,\omega_i\omega_i^\top` (lower triangle)
+    to ``H``."""
+    K = omega_NK.shape[1]
+    for e in range(col_indptr[j], col_indptr[j + 1]):
+        pos = col_to_csr[e]
+        weight = data[pos] / (q[pos] * q[pos])
+        w = omega_NK[col_rows[e]]
+        for k in range(K):
+            wk = weight * w[k]
+            for h in range(k + 1):
+                H[k, h] += wk * w[h]
+
+
+@njit(cache=True, inline="always")
+def _word_log_determinant(H, theta_row, alpha):
+    r"""log det of a word's block: its Gram ``H`` (lower triangle, overwritten) plus the prior's
+    curvature :math:`\mathrm{diag}(\alpha/\theta_{jk}^2)`."""
+    K = theta_row.shape[0]
+    for k in range(K):
+        H[k, k] += alpha / (theta_row[k] * theta_row[k])
+        for h in range(k):
+            H[h, k] = H[k, h]
+    return _log_determinant(H, K)
+
+
 @njit(cache=True, parallel=True)
 def topic_block_log_determinants(col_indptr, col_rows, col_to_csr, data, q, theta_PK,
                                  omega_NK, alpha, out_P):
@@ -381,19 +408,24 @@ def topic_block_log_determinants(col_indptr, col_rows, col_to_csr, data, q, thet
     p, K = theta_PK.shape
     for j in prange(p):
         H = np.zeros((K, K))
-        for e in range(col_indptr[j], col_indptr[j + 1]):
-            pos = col_to_csr[e]
-            weight = data[pos] / (q[pos] * q[pos])
-            w = omega_NK[col_rows[e]]
-            for k in range(K):
-                wk = weight * w[k]
-                for h in range(k + 1):
-                    H[k, h] += wk * w[h]
-        for k in range(K):
-            H[k, k] += alpha / (theta_PK[j, k] * theta_PK[j, k])
-            for h in range(k):
-                H[h, k] = H[k, h]
-        out_P[j] = _log_determinant(H, K)
+        _add_word_gram(H, col_indptr, col_rows, col_to_csr, data, q, omega_NK, j)
+        out_P[j] = _word_log_determinant(H, theta_PK[j], alpha)
+
+
+@njit(cache=True, parallel=True)
+def topic_block_grams(col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo, out_WKK):
+    """The likelihood part of the word blocks of words ``lo .. lo + len(out_WKK) - 1`` (lower
+    triangles): what one shard of the documents adds to them."""
+    for j in prange(out_WKK.shape[0]):
+        out_WKK[j] = 0.0
+        _add_word_gram(out_WKK[j], col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo + j)
+
+
+@njit(cache=True, parallel=True)
+def gram_log_determinants(grams_WKK, theta_WK, alpha, out_W):
+    """log det of word blocks from their summed Grams (copied, not overwritten)."""
+    for j in prange(grams_WKK.shape[0]):
+        out_W[j] = _word_log_determinant(grams_WKK[j].copy(), theta_WK[j], alpha)
 
 
 @njit(cache=True, parallel=True)

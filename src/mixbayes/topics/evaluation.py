@@ -9,7 +9,7 @@ know no model are in :mod:`mixbayes.metrics`.
 import numpy as np
 
 from .._validation import check_counts, check_random_state
-from . import _fit, _kernels
+from . import _blocks, _fit, _kernels
 
 __all__ = ["completion_split", "completion_log_likelihood"]
 
@@ -100,7 +100,7 @@ def completion_log_likelihood(topics, observed, held_out, weight_prior=None):
     if K > 1:
         counts = _fit.CountsCSR.from_matrix(observed)
         c = 1.0 / K if weight_prior is None else float(weight_prior)
-        _fit.solve_weights(counts, theta_PK, omega, c, 1e-6, 1000)
+        _blocks.solve_weights(counts, theta_PK, omega, c, 1e-6, 1000)
     held = _fit.CountsCSR.from_matrix(held_out)
     total = _kernels.log_likelihood(held.indptr, held.indices, held.data, theta_PK, omega)
     return float(total / held.data.sum())

@@ -70,64 +70,62 @@ def _training_problem(model, X):
     counts = _fit.CountsCSR.from_matrix(X[used_docs][:, used_terms])
     theta = np.ascontiguousarray(model.topics_[:, used_terms].T)
     omega = np.ascontiguousarray(model.doc_topic_[used_docs])
-    # the reference's guard: probabilities exactly 0 or 1 have no finite curvature
-    theta = np.clip(theta, 1e-14, 1 - 1e-14)
-    theta /= theta.sum(axis=0)
-    omega = np.clip(omega, 1e-14, 1 - 1e-14)
-    omega /= omega.sum(axis=1, keepdims=True)
-    return counts, theta, omega
+    return counts, clip_simplex(theta, 0), clip_simplex(omega, 1)
 
 
-def log_null(counts):
-    """Laplace log marginal likelihood of the one-topic model (the reference's null)."""
-    n, p = counts.shape
-    total = counts.data.sum()
-    column_totals = np.bincount(counts.indices, weights=counts.data, minlength=p)
-    loglik = float(np.sum(counts.data * np.log(column_totals[counts.indices] / total)))
-    return loglik - 0.5 * (n + p) * (np.log(total) - np.log(2 * np.pi))
+def clip_simplex(probabilities, axis):
+    """The reference's guard: probabilities exactly 0 or 1 have no finite curvature, so they
+    are clipped to [1e-14, 1 - 1e-14] and renormalised along ``axis``."""
+    clipped = np.clip(probabilities, 1e-14, 1 - 1e-14)
+    return clipped / clipped.sum(axis=axis, keepdims=True)
+
+
+def log_null(column_totals, n_documents):
+    r"""Laplace log marginal likelihood of the one-topic model (the reference's null), from the
+    corpus's word totals :math:`x_{+j}`: :math:`\sum_j x_{+j}\log(x_{+j}/x_{++})
+    - \tfrac12(n+p)(\log x_{++} - \log 2\pi)`."""
+    totals = column_totals[column_totals > 0]
+    total = totals.sum()
+    loglik = float(np.sum(totals * np.log(totals / total)))
+    return loglik - 0.5 * (n_documents + totals.size) * (np.log(total) - np.log(2 * np.pi))
 
 
 def block_log_determinants(counts, theta_PK, omega_NK, alpha, c):
     """Unfloored log-determinants of the word blocks (p,) and document blocks (n,)."""
-    q = np.empty(counts.data.shape[0])
-    _kernels.word_probabilities(counts.indptr, counts.indices, theta_PK, omega_NK, q)
+    q = _word_probabilities(counts, theta_PK, omega_NK)
     words = np.empty(theta_PK.shape[0])
     _kernels.topic_block_log_determinants(counts.col_indptr, counts.col_rows, counts.col_to_csr,
                                           counts.data, q, theta_PK, omega_NK, alpha, words)
+    return words, _document_log_determinants(counts, q, theta_PK, omega_NK, c)
+
+
+def _word_probabilities(counts, theta_PK, omega_NK):
+    q = np.empty(counts.data.shape[0])
+    _kernels.word_probabilities(counts.indptr, counts.indices, theta_PK, omega_NK, q)
+    return q
+
+
+def _document_log_determinants(counts, q, theta_PK, omega_NK, c):
     documents = np.zeros(omega_NK.shape[0])
     if theta_PK.shape[1] > 1:
         _kernels.weight_block_log_determinants(counts.indptr, counts.indices, counts.data, q,
                                                theta_PK, omega_NK, c, documents)
-    return words, documents
+    return documents
 
 
-def log_marginal_likelihood(counts, theta_PK, omega_NK, alpha, c):
-    """Block-diagonal Laplace approximation of :math:`\\log p(X \\mid K)` (module docstring)."""
-    n, p = counts.shape
-    K = theta_PK.shape[1]
-    L = _fit.log_posterior(counts, theta_PK, omega_NK, alpha, c)
-    words, documents = block_log_determinants(counts, theta_PK, omega_NK, alpha, c)
-    log_k_factorial = gammaln(K + 1.0)
-    n_doc_blocks = int(np.sum(documents > LOG_DET_FLOOR)) if K > 1 else 0
-    return float(
-        L + log_k_factorial
-        - 0.5 * (np.maximum(words, LOG_DET_FLOOR).sum()
-                 + (np.maximum(documents, LOG_DET_FLOOR).sum() if K > 1 else 0.0))
-        + 0.5 * (K * p + int(np.sum(omega_NK > 0.01))) * np.log(2 * np.pi)
-        + K * (gammaln(p * (alpha + 1.0)) - p * gammaln(alpha + 1.0))
-        + n_doc_blocks * (log_k_factorial - K * gammaln(1.0 + 1.0 / K))
-    )
-
-
-def dispersion(counts, theta_PK, omega_NK, block=2048):
-    """Pearson dispersion estimate, its degrees of freedom and the chi-square p-value."""
-    n, p = counts.shape
-    K = theta_PK.shape[1]
+def document_share(counts, theta_PK, omega_NK, c, block=2048):
+    r"""What the documents ``counts`` (weights ``omega_NK``) add to the evidence; the shares
+    of disjoint sets of documents add. An array of: the log posterior's document terms
+    (:math:`\sum_{ij}x_{ij}\log q_{ij} + c\sum_{ik}\log\omega_{ik}`), the floored
+    log-determinants of the document blocks and how many are above the floor (0 and 0 for
+    K = 1), the number of weights above 0.01, the Pearson statistic :math:`X^2` and the number
+    of cells with :math:`m_iq_{ij} > 0.01` (module docstring)."""
+    n, _ = counts.shape
+    q = _word_probabilities(counts, theta_PK, omega_NK)
+    documents = _document_log_determinants(counts, q, theta_PK, omega_NK, c)
+    multi = theta_PK.shape[1] > 1
     lengths = counts.lengths
-    q = np.empty(counts.data.shape[0])
-    _kernels.word_probabilities(counts.indptr, counts.indices, theta_PK, omega_NK, q)
-    rows = np.repeat(np.arange(n), np.diff(counts.indptr))
-    m = lengths[rows]
+    m = lengths[np.repeat(np.arange(n), np.diff(counts.indptr))]
     x = counts.data
     statistic = float(np.sum((x * x - 2.0 * x * m * q) / (m * q * (1.0 - q))))
     n_cells = 0
@@ -136,10 +134,35 @@ def dispersion(counts, theta_PK, omega_NK, block=2048):
         mq = lengths[start:start + block, None] * Q
         statistic += float(np.sum(mq / (1.0 - Q)))
         n_cells += int(np.count_nonzero(mq > 0.01))
-    df = n_cells - p - (n * (K - 1) + K * (p - 1))
+    objective = _kernels.log_likelihood(counts.indptr, counts.indices, counts.data, theta_PK,
+                                        omega_NK) + float(c * np.log(omega_NK).sum())
+    return np.array([
+        objective,
+        np.maximum(documents, LOG_DET_FLOOR).sum() if multi else 0.0,
+        np.sum(documents > LOG_DET_FLOOR) if multi else 0,
+        np.sum(omega_NK > 0.01), statistic, n_cells], dtype=float)
+
+
+def evidence_from(share, word_log_dets, theta_PK, alpha, n_documents, null):
+    """:class:`TopicEvidence` from the documents' summed :func:`document_share`, the floored
+    word blocks' log-determinants summed, the topics and the null's log marginal likelihood."""
+    objective, document_log_dets, n_doc_blocks, n_large, statistic, n_cells = share
+    p, K = theta_PK.shape
+    L = objective + alpha * float(np.log(theta_PK).sum())
+    log_k_factorial = gammaln(K + 1.0)
+    log_ml = float(
+        L + log_k_factorial
+        - 0.5 * (word_log_dets + document_log_dets)
+        + 0.5 * (K * p + n_large) * np.log(2 * np.pi)
+        + K * (gammaln(p * (alpha + 1.0)) - p * gammaln(alpha + 1.0))
+        + n_doc_blocks * (log_k_factorial - K * gammaln(1.0 + 1.0 / K))
+    )
+    df = n_cells - p - (n_documents * (K - 1) + K * (p - 1))
     if df <= 0:
-        return np.nan, float(df), np.nan
-    return statistic / df, float(df), float(chi2.sf(statistic, df))
+        sigma2 = p_value = np.nan
+    else:
+        sigma2, p_value = statistic / df, float(chi2.sf(statistic, df))
+    return TopicEvidence(K, log_ml, null, log_ml - null, sigma2, float(df), p_value)
 
 
 def topic_evidence(model, X):
@@ -151,10 +174,15 @@ def topic_evidence(model, X):
     TopicEvidence
     """
     counts, theta, omega = _training_problem(model, X)
-    K = model.n_components
-    c = 1.0 / K
+    c = 1.0 / model.n_components
     with threadpool_limits(limits=1, user_api="blas"):
-        log_ml = log_marginal_likelihood(counts, theta, omega, model.topic_prior_, c)
-        sigma2, df, p_value = dispersion(counts, theta, omega)
-    null = log_null(counts)
-    return TopicEvidence(K, log_ml, null, log_ml - null, sigma2, df, p_value)
+        share = document_share(counts, theta, omega, c)
+        q = _word_probabilities(counts, theta, omega)
+        words = np.empty(theta.shape[0])
+        _kernels.topic_block_log_determinants(counts.col_indptr, counts.col_rows,
+                                              counts.col_to_csr, counts.data, q, theta, omega,
+                                              model.topic_prior_, words)
+    null = log_null(np.bincount(counts.indices, weights=counts.data, minlength=theta.shape[0]),
+                    counts.shape[0])
+    return evidence_from(share, float(np.maximum(words, LOG_DET_FLOOR).sum()), theta,
+                         model.topic_prior_, counts.shape[0], null)

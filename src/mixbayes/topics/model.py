@@ -30,7 +30,8 @@ from .._validation import (
     validate_params,
 )
 from ..exceptions import ConvergenceWarning
-from . import _fit, _init
+from ..mixture._base import is_distributed_input
+from . import _blocks, _fit, _init
 
 
 class TopicModel(TransformerMixin, BaseEstimator):
@@ -156,36 +157,52 @@ class TopicModel(TransformerMixin, BaseEstimator):
         """Validate; split off empty documents and unused terms; return what the fit needs."""
         validate_params(self, self._parameter_rules)
         X = check_counts(X, "X")
-        n, p = X.shape
+        column_totals = np.asarray(X.sum(axis=0)).ravel()
+        used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
+        used_terms = self._check_corpus(X.shape[0], used_docs.size, column_totals)
+        X_used = X[used_docs][:, used_terms]
+        return X, X_used, used_docs, used_terms, column_totals
+
+    def _check_corpus(self, n, n_used_docs, column_totals):
+        """The checks of a corpus of ``n`` documents, ``n_used_docs`` of them not empty, with
+        word totals ``column_totals``; returns the used terms (with a warning when some are
+        not)."""
+        p = column_totals.size
         if self.n_components > n:
             raise ValueError(
                 f"n_components must be an integer in [1, {n}] (at most n_samples={n}); "
                 f"got {self.n_components}."
             )
-        column_totals = np.asarray(X.sum(axis=0)).ravel()
-        used_terms = np.flatnonzero(column_totals > 0)
-        used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
-        if used_docs.size == 0:
+        if n_used_docs == 0:
             raise ValueError("X has no words: every document is empty.")
         if isinstance(self.init, str) and self.init == "clusters" \
-                and self.n_components > used_docs.size:
+                and self.n_components > n_used_docs:
             # the "clusters" start clusters the non-empty documents into K groups
             raise ValueError(
                 f"n_components must be at most the number of non-empty documents of X "
-                f"({used_docs.size}) for init='clusters'; got {self.n_components}."
+                f"({n_used_docs}) for init='clusters'; got {self.n_components}."
             )
+        used_terms = np.flatnonzero(column_totals > 0)
         if used_terms.size < p:
             warnings.warn(
                 f"{plural(p - used_terms.size, 'term')} of X never occur; they are left out of "
                 "the fit and get probability 0 in every topic (see dropped_terms_).",
-                UserWarning, stacklevel=3,
+                UserWarning, stacklevel=5,
             )
-        X_used = X[used_docs][:, used_terms]
-        return X, X_used, used_docs, used_terms, column_totals
+        return used_terms
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None):
-        """Fit topics and weights to the counts ``X`` (n_documents, n_terms)."""
+        """Fit topics and weights to the counts ``X`` (n_documents, n_terms).
+
+        A dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the
+        running ``dask.distributed`` client by :func:`mixbayes.distributed.fit`;
+        ``doc_topic_`` is then a dask array.
+        """
+        if is_distributed_input(X):
+            from ..distributed import fit
+
+            return fit(self, X)
         self._fit(X, warm_topics=None)
         return self
 
@@ -198,65 +215,85 @@ class TopicModel(TransformerMixin, BaseEstimator):
         n, p = X.shape
         K = self.n_components
         alpha_for, c_for = self._prior_for(used_terms.size)
-        alpha, c = alpha_for(K), c_for(K)
         counts = _fit.CountsCSR.from_matrix(X_used)
+        starts = self._start_topics(
+            p, used_terms, warm_topics, lambda seed: _init.from_clusters(X_used, K, seed),
+            lambda: _init.build_up(X_used, K, alpha_for, c_for))
+        docs = self._fit_starts(starts, lambda theta: _blocks.Documents(
+            _blocks.start(counts, theta)), alpha_for(K), c_for(K))
+        doc_topic = np.full((n, K), 1.0 / K)
+        doc_topic[used_docs] = docs.omega
+        self.doc_topic_ = doc_topic
+        self._set_fitted(docs, p, used_terms, column_totals, used_docs.size)
+        self._used_docs = used_docs
+        return self
+
+    def _start_topics(self, p, used_terms, warm_topics, clusters, build_up):
+        """The starting topics (p_used, K) of every run: ``warm_topics`` (K, p) when given,
+        else the init array, else ``clusters(seed)`` for each of the ``n_init`` seeds, else
+        ``build_up()``."""
         given = self._check_init(p)
         if warm_topics is not None:
-            theta = np.ascontiguousarray(warm_topics[:, used_terms].T)
-        elif given is not None:
-            theta = np.ascontiguousarray(given[:, used_terms].T) + 1e-12
-        elif self.init == "clusters":
-            theta = _init.from_clusters(X_used, K, self.random_state)
-        else:
-            theta = _init.build_up(X_used, K, alpha_for, c_for)
-        starts = [theta]
-        if warm_topics is None and given is None and self.init == "clusters":
-            starts += [_init.from_clusters(X_used, K, seed)
-                       for seed in self._extra_seeds(self.n_init - 1)]
+            return [np.ascontiguousarray(warm_topics[:, used_terms].T)]
+        if given is not None:
+            return [np.ascontiguousarray(given[:, used_terms].T) + 1e-12]
+        if self.init == "buildup":
+            return [build_up()]
+        return [clusters(seed) for seed in [self.random_state]
+                + self._extra_seeds(self.n_init - 1)]
+
+    def _fit_starts(self, starts, documents, alpha, c):
+        """Run the MAP fit from every start topics (``documents(theta)`` gives the documents
+        with their start weights), keep the highest log posterior, and end with the exact
+        conditional MAP weights under its topics; return those documents (the fitted state
+        is kept in ``self._result``)."""
+        K = self.n_components
         settings = _fit.FitSettings(alpha, c, self.tol, self.max_iter, self.weight_tol,
                                     self.weight_max_steps, self.qn_below)
-        result = None
+        result = best = None
         for number, theta in enumerate(starts):
             theta = theta / theta.sum(axis=0)
-            omega = _init.start_weights(counts, theta)
+            docs = documents(theta)
             label = f"topics K={K}" + (f" start {number + 1}" if len(starts) > 1 else "")
             with progress(self.max_iter, self.verbose, label, upper_bound=True) as bar:
                 def tick(iteration, L, theta):
                     bar.update()
                     bar.set_postfix_str(f"log posterior {L:.6g}", refresh=False)
 
-                run = _fit.fit_map(counts, theta, omega, settings, callback=tick)
+                run = _fit.fit_map(docs, theta, settings, callback=tick)
             if result is None or run.state.log_posterior > result.state.log_posterior:
-                result = run
+                result, best = run, docs
         if not result.converged:
             warnings.warn(
                 f"TopicModel(K={K}) did not converge in max_iter={self.max_iter} iterations; "
-                "increase max_iter or tol.", ConvergenceWarning, stacklevel=3,
+                "increase max_iter or tol.", ConvergenceWarning, stacklevel=4,
             )
-        state = result.state
         # final weights: the exact conditional MAP under the returned topics
-        omega = state.omega_NK.copy()
-        if K > 1:
-            _fit.solve_weights(counts, state.theta_PK, omega, c, self.weight_tol,
-                               self.weight_max_steps)
-        topics = np.zeros((K, p))
-        topics[:, used_terms] = state.theta_PK.T
-        doc_topic = np.full((n, K), 1.0 / K)
-        doc_topic[used_docs] = omega
+        best.update(_blocks.solve, result.state.theta_PK, c, self.weight_tol,
+                    self.weight_max_steps)
+        self._result, self._settings = result, settings
+        return best
+
+    def _set_fitted(self, docs, p, used_terms, column_totals, n_used_docs):
+        """The fitted attributes but ``doc_topic_``, from the documents ``_fit_starts`` left."""
+        result, s = self._result, self._settings
+        del self._result, self._settings
+        theta = result.state.theta_PK
+        topics = np.zeros((self.n_components, p))
+        topics[:, used_terms] = theta.T
         self.topics_ = topics
-        self.doc_topic_ = doc_topic
-        self.usage_ = omega.mean(axis=0)
+        self.usage_ = docs.sum(_blocks.weight_sums) / n_used_docs
         self.term_frequency_ = column_totals / column_totals.sum()
-        self.topic_prior_ = alpha
-        self.log_posterior_ = _fit.log_posterior(counts, state.theta_PK, omega, alpha, c)
+        self.topic_prior_ = s.alpha
+        self.log_posterior_ = docs.sum(_blocks.objective, theta, s.c) + s.alpha * float(
+            np.log(theta).sum())
         self.log_posterior_trace_ = np.asarray(result.trace)
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         self.n_quasi_newton_ = result.qn_accepted
         self.dropped_terms_ = np.setdiff1d(np.arange(p), used_terms)
         self.n_features_in_ = p
-        self._used_docs, self._used_terms = used_docs, used_terms
-        return self
+        self._used_terms = used_terms
 
     @property
     def components_(self):
@@ -292,7 +329,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         K = self.n_components
         omega = np.full((X.shape[0], K), 1.0 / K)
         if K > 1:
-            _fit.solve_weights(counts, theta, omega, 1.0 / K, tol, max_steps)
+            _blocks.solve_weights(counts, theta, omega, 1.0 / K, tol, max_steps)
         return omega, counts, theta
 
     def transform(self, X):

@@ -20,7 +20,8 @@ from .. import metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import check_counts
-from . import _fit, _init
+from ..mixture._base import is_distributed_input
+from . import _blocks, _fit, _init
 from .evidence import topic_evidence
 from .model import TopicModel
 
@@ -121,9 +122,9 @@ class TopicSelection:
 def _warm_topics(previous, X, n_components):
     """The previous fit's topics plus residual topics, as a (K, n_features) array."""
     counts, theta, omega = _training_counts(previous, X)
-    p_used = theta.shape[0]
-    alpha_for, c_for = previous._prior_for(p_used)
-    grown, _ = _init.grow_topics(counts, theta, omega, n_components, alpha_for, c_for)
+    alpha_for, c_for = previous._prior_for(theta.shape[0])
+    docs = _blocks.Documents(_blocks.with_weights(counts, omega))
+    grown = _init.grow_topics(docs, theta, n_components, alpha_for, c_for)
     topics = np.zeros((n_components, previous.n_features_in_))
     topics[:, previous._used_terms] = grown.T
     return topics
@@ -143,7 +144,8 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n_documents, n_terms)
-        Word counts.
+        Word counts; a dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is
+        searched on the running dask cluster by :func:`mixbayes.distributed.select_n_topics`.
     candidates : iterable of int, default=range(2, 31)
         Numbers of topics, each at least 2 (the Bayes factor is against K = 1).
     estimator : TopicModel, optional
@@ -164,14 +166,35 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     TopicSelection
         ``print(selection)`` shows the table, the choice and any notes.
     """
+    if is_distributed_input(X):
+        from ..distributed import select_n_topics as on_cluster
+
+        return on_cluster(X, candidates, estimator, scan_all=scan_all, stop_after=stop_after,
+                          verbose=verbose, coherence=coherence)
     X = check_counts(X, "X")
+    candidates = check_candidates(candidates, int(np.count_nonzero(np.diff(X.indptr))),
+                                  stop_after, coherence)
+
+    def fit(model, previous):
+        if previous is None:
+            model.fit(X)
+        else:
+            model._fit(X, warm_topics=_warm_topics(previous, X, model.n_components))
+
+    return scan(candidates, estimator, fit, lambda model: topic_evidence(model, X),
+                lambda model: metrics.coherence(model, X, coherence).mean if coherence else None,
+                scan_all, stop_after, verbose, coherence)
+
+
+def check_candidates(candidates, n_docs, stop_after, coherence):
+    """The candidates sorted, after the checks of :func:`select_n_topics`'s arguments
+    (``n_docs``: the non-empty documents)."""
     if coherence is not None and coherence not in ("umass", "npmi", "c_v"):
         raise ValueError(f"coherence must be one of 'umass', 'npmi', 'c_v' or None; got "
                          f"{coherence!r}.")
     candidates = sorted({int(k) for k in candidates})
     if not candidates:
         raise ValueError("candidates must hold at least one number of topics; got none.")
-    n_docs = int(np.count_nonzero(np.diff(X.indptr)))
     if candidates[0] < 2 or candidates[-1] > n_docs:
         raise ValueError(
             f"candidates must lie in [2, {n_docs}] (the Bayes factor is against one topic, and "
@@ -180,26 +203,31 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
         )
     if int(stop_after) < 1:
         raise ValueError(f"stop_after must be an integer >= 1; got {stop_after!r}.")
+    return candidates
+
+
+def scan(candidates, estimator, fit, evidence, coherence_of, scan_all, stop_after, verbose,
+         coherence):
+    """The search of :func:`select_n_topics` given how to fit a model (``fit(model,
+    previous)``: warm from the previous fit when there is one), its evidence and coherence;
+    the same loop in process and on a cluster."""
     base = estimator if estimator is not None else TopicModel()
     table, models, previous = [], {}, None
     with progress(len(candidates), verbose, "select K") as bar:
         for k in candidates:
             start = time.perf_counter()
             model = clone(base).set_params(n_components=k)
-            if previous is None:
-                model.fit(X)
-            else:
-                model._fit(X, warm_topics=_warm_topics(previous, X, k))
-            evidence = topic_evidence(model, X)
+            fit(model, previous)
+            evidence_k = evidence(model)
             table.append(dict(
-                k=k, log_bayes_factor=evidence.log_bayes_factor,
-                log_marginal_likelihood=evidence.log_marginal_likelihood,
-                dispersion=evidence.dispersion, df=evidence.degrees_of_freedom,
-                p_value=evidence.p_value, log_posterior=model.log_posterior_,
+                k=k, log_bayes_factor=evidence_k.log_bayes_factor,
+                log_marginal_likelihood=evidence_k.log_marginal_likelihood,
+                dispersion=evidence_k.dispersion, df=evidence_k.degrees_of_freedom,
+                p_value=evidence_k.p_value, log_posterior=model.log_posterior_,
                 n_iter=model.n_iter_, seconds=time.perf_counter() - start,
             ))
             if coherence is not None:
-                table[-1]["coherence"] = metrics.coherence(model, X, coherence).mean
+                table[-1]["coherence"] = coherence_of(model)
             models[k] = model
             previous = model
             bar.update()

@@ -1,0 +1,315 @@
+r"""The topic model on a dask cluster: documents and their weights on the workers, topics here.
+
+An iteration of the joint MAP is per-document work (the weight solve, the document half of the
+EM step, the weights' part of the log posterior and of the secant step) and topic steps that
+read sums over documents (:mod:`mixbayes.topics._blocks`). So every shard's non-empty
+documents become a block kept on its worker with their weights, and the loop
+(:func:`mixbayes.topics._fit.fit_map`, the in-process one) runs here, calling through
+:class:`ShardedDocuments` the block functions the in-process fit calls on its one block: each
+call maps over the shards, scatters the topics (p x K) once to every worker, and, where the
+loop needs a number, sums the shards' shares on the workers. Steps that return nothing (keep
+the secant iterate, accept, commit) only chain tasks; they wait for nothing.
+
+The start runs as in process: ``init="clusters"`` fits the document mixture on the cluster
+(:func:`mixbayes.distributed.fit`, on ``start_sample`` documents first), ``"buildup"`` gathers
+its evenly spaced subset of documents here. ``select_n_topics`` scans K the same way, the warm
+starts grown on the workers from the previous fit's weights, and the Laplace evidence's
+document blocks, Pearson residuals and the word blocks' Gram matrices (in slices of words, so
+that a reduce carries at most 64 MiB) summed over the shards.
+
+Unlike a mixture's shards, the blocks carry state from one iteration to the next: a worker lost
+mid-fit takes weights with it that only a rerun of the fit can restore.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_counts, validate_params
+from ..topics import _blocks, _fit, _init, _kernels
+from ..topics.evidence import (LOG_DET_FLOOR, clip_simplex, document_share, evidence_from,
+                               log_null)
+from ._cavi import START_SAMPLE, _as_dask, _Shards, _take
+from ._dask import get_client, require, scatter, total, tree_reduce
+
+_GRAM_BYTES = 1 << 26  # word-block Gram matrices carried by one evidence reduce, at most
+
+
+# ---------------------------------------------------------------------- on the workers
+def _check(X):
+    return check_counts(X, "X")
+
+
+def _column_totals(X):
+    return np.asarray(X.sum(axis=0)).ravel()
+
+
+def _used_mask(X):
+    return np.diff(X.indptr) > 0
+
+
+def _used_rows(X, mask, used_terms):
+    return X[mask][:, used_terms]
+
+
+def _apply(held, steps):
+    """Apply block functions to a shard's block in turn: ``steps`` holds ``(function, args,
+    kind)`` with kind ``"update"`` (returns the block), ``"sum"`` (returns a share) or
+    ``"both"`` (returns both). ``held`` is the block, or the ``(block, share)`` an earlier call
+    left; returns ``(block, share)``."""
+    block, share = held if isinstance(held, tuple) else (held, None)
+    for function, args, kind in steps:
+        out = function(block, *args)
+        if kind == "update":
+            block = out
+        elif kind == "sum":
+            share = out
+        else:
+            block, share = out
+    return block, share
+
+
+def _shares(*held):
+    return total(*(share for _, share in held))
+
+
+def _block_of(held):
+    return held[0] if isinstance(held, tuple) else held
+
+
+def _doc_topic(held, mask, K):
+    """A shard's weights, uniform for its empty documents (``held`` None: all empty)."""
+    out = np.full((mask.size, K), 1.0 / K)
+    if held is not None:
+        out[mask] = _block_of(held).omega
+    return out
+
+
+def _evidence_share(block, theta_PK, c):
+    return document_share(block.counts, theta_PK, clip_simplex(block.omega, 1), c)
+
+
+def _word_grams(held, theta_PK, lo, hi):
+    block = _block_of(held)
+    counts, omega = block.counts, clip_simplex(block.omega, 1)
+    q = np.empty(counts.data.shape[0])
+    _kernels.word_probabilities(counts.indptr, counts.indices, theta_PK, omega, q)
+    K = theta_PK.shape[1]
+    grams = np.empty((hi - lo, K, K))
+    _kernels.topic_block_grams(counts.col_indptr, counts.col_rows, counts.col_to_csr,
+                               counts.data, q, omega, lo, grams)
+    return grams
+
+
+def _floored_log_dets(grams, theta_WK, alpha):
+    out = np.empty(grams.shape[0])
+    _kernels.gram_log_determinants(grams, theta_WK, alpha, out)
+    return float(np.maximum(out, LOG_DET_FLOOR).sum())
+
+
+# ---------------------------------------------------------------------- on the client
+class ShardedDocuments:
+    """The documents of a topic fit as blocks on the workers, one per shard that has any:
+    the interface of :class:`mixbayes.topics._blocks.Documents`.
+
+    An update waits for nothing: it is kept and applied, with any others, in the tasks of the
+    next call that needs a number (one task per shard and call, so that a chain of updates
+    costs no round trips to the scheduler)."""
+
+    def __init__(self, client, blocks, total_words):
+        self.client, self.total_words = client, total_words
+        self._held = blocks  # futures of each shard's block, or of (block, share)
+        self._steps = []  # updates not yet sent
+        self._sent = (None, None)  # the last array scattered and its future
+
+    @property
+    def blocks(self):
+        """Futures of the shards' blocks (or of (block, share) pairs), updates applied."""
+        if self._steps:
+            self._held = self._submit([])
+        return self._held
+
+    def copy(self):
+        """Another handle on the same blocks (their updates then part ways)."""
+        return ShardedDocuments(self.client, list(self.blocks), self.total_words)
+
+    def _send(self, args):
+        """The arguments, arrays scattered to every worker (the last one once only)."""
+        sent = []
+        for arg in args:
+            if isinstance(arg, np.ndarray):
+                if arg is not self._sent[0]:
+                    self._sent = (arg, scatter(self.client, arg))
+                arg = self._sent[1]
+            sent.append(arg)
+        return tuple(sent)
+
+    def _submit(self, steps):
+        steps, self._steps = self._steps + steps, []
+        return [self.client.submit(_apply, held, steps, pure=False) for held in self._held]
+
+    def update(self, function, *args):
+        self._steps.append((function, self._send(args), "update"))
+
+    def _reduce(self, function, args, kind):
+        self._held = self._submit([(function, self._send(args), kind)])
+        return tree_reduce(self.client, self._held, total, first=_shares).result()
+
+    def sum(self, function, *args):
+        return self._reduce(function, args, "sum")
+
+    def update_sum(self, function, *args):
+        return self._reduce(function, args, "both")
+
+
+class _Corpus:
+    """A corpus's shards on the workers, ready for topic fits: validated, their word totals
+    summed, their non-empty documents on the used terms prepared as counts."""
+
+    def __init__(self, X, client):
+        da = require()[1]
+        self.client = client
+        shards = _Shards(client, _as_dask(X, _check, client, da), _check)
+        self.n, self.sizes = shards.n, [size for size in shards.sizes if size]
+        self.masks = [client.submit(_used_mask, raw) for raw in shards.raw]
+        self.n_used = client.gather([client.submit(np.count_nonzero, mask)
+                                     for mask in self.masks])
+        self.column_totals = tree_reduce(
+            client, [client.submit(_column_totals, raw) for raw in shards.raw], total).result()
+        self.used_terms = np.flatnonzero(self.column_totals > 0)
+        self.total_words = float(self.column_totals.sum())
+        terms = scatter(client, self.used_terms)
+        self.rows = [client.submit(_used_rows, raw, mask, terms)
+                     for raw, mask in zip(shards.raw, self.masks)]
+        self.counts = [client.submit(_fit.CountsCSR.from_matrix, rows) if used else None
+                       for rows, used in zip(self.rows, self.n_used)]
+
+    @property
+    def n_used_total(self):
+        return int(sum(self.n_used))
+
+    def used_array(self):
+        """The non-empty documents on the used terms, as a dask array (for the mixture start)."""
+        da = require()[1]
+        meta = sp.csr_matrix((0, self.used_terms.size), dtype=np.int64)
+        return da.concatenate([
+            da.from_delayed(rows, shape=(used, self.used_terms.size), dtype=np.int64, meta=meta)
+            for rows, used in zip(self.rows, self.n_used) if used])
+
+    def rows_of(self, rows):
+        """The non-empty documents numbered ``rows`` (among them), gathered here."""
+        offsets = np.cumsum([0] + list(self.n_used))
+        shard = np.searchsorted(offsets, rows, side="right") - 1
+        parts = self.client.gather([
+            self.client.submit(_take, part, rows[shard == s] - offsets[s])
+            for s, part in enumerate(self.rows) if np.any(shard == s)])
+        return sp.vstack(parts, format="csr")
+
+    def documents(self, theta_PK):
+        """The non-empty documents with their start weights under ``theta_PK``."""
+        theta = scatter(self.client, theta_PK)
+        return ShardedDocuments(self.client, [
+            self.client.submit(_blocks.start, counts, theta, pure=False)
+            for counts in self.counts if counts is not None], self.total_words)
+
+    def doc_topic(self, docs, K):
+        """Every document's weights as a dask array, chunked like the non-empty shards."""
+        da = require()[1]
+        blocks = iter(docs.blocks)
+        return da.concatenate([
+            da.from_delayed(self.client.submit(_doc_topic, next(blocks) if counts is not None
+                                               else None, mask, K),
+                            shape=(size, K), dtype=np.float64)
+            for counts, mask, size in zip(self.counts, self.masks, self.sizes)])
+
+
+def _fit_corpus(model, corpus, start_sample, warm_topics=None):
+    """Fit ``model`` to the prepared ``corpus``; return the documents holding its weights."""
+    from . import fit as fit_on
+
+    K = model.n_components
+    validate_params(model, model._parameter_rules)
+    used_terms = model._check_corpus(corpus.n, corpus.n_used_total, corpus.column_totals)
+    alpha_for, c_for = model._prior_for(used_terms.size)
+
+    def clusters(seed):
+        return _init.from_clusters(corpus.used_array(), K, seed, fit=lambda mixture, X: fit_on(
+            mixture, X, client=corpus.client, start_sample=start_sample))
+
+    def build_up():
+        rows = _init.build_up_rows(corpus.n_used_total, K)
+        return _init.build_up_from(corpus.rows_of(rows), K, alpha_for, c_for)
+
+    starts = model._start_topics(corpus.column_totals.size, used_terms, warm_topics, clusters,
+                                 build_up)
+    docs = model._fit_starts(starts, corpus.documents, alpha_for(K), c_for(K))
+    model.doc_topic_ = corpus.doc_topic(docs, K)
+    model._set_fitted(docs, corpus.column_totals.size, used_terms, corpus.column_totals,
+                      corpus.n_used_total)
+    model._used_docs = None  # the documents stay on the cluster
+    return docs
+
+
+def fit_topics(model, X, *, client=None, start_sample=START_SAMPLE):
+    """Fit a :class:`~mixbayes.topics.TopicModel` on the cluster (see
+    :func:`mixbayes.distributed.fit`)."""
+    validate_params(model, model._parameter_rules)
+    _fit_corpus(model, _Corpus(X, get_client(client)), start_sample)
+    return model
+
+
+def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
+                    verbose=1, coherence=None, *, client=None, start_sample=START_SAMPLE):
+    """:func:`mixbayes.select_n_topics` on the cluster: the same scan, fits and evidence, the
+    documents on the workers. ``coherence`` is not offered (it pairs every two top words over
+    all documents)."""
+    from ..topics.selection import check_candidates, scan
+
+    if coherence is not None:
+        raise ValueError("coherence: topic coherence is not computed on a dask cluster; leave "
+                         "it None, or score the chosen model on a sample of the documents "
+                         "with mixbayes.metrics.coherence.")
+    corpus = _Corpus(X, get_client(client))
+    candidates = check_candidates(candidates, corpus.n_used_total, stop_after, coherence)
+    used_terms = corpus.used_terms
+    fitted = {}
+
+    def fit(model, previous):
+        warm = None
+        if previous is not None:
+            docs = fitted.pop(previous.n_components).copy()
+            alpha_for, c_for = previous._prior_for(used_terms.size)
+            grown = _init.grow_topics(docs, np.ascontiguousarray(previous.topics_[:, used_terms].T),
+                                      model.n_components, alpha_for, c_for)
+            warm = np.zeros((model.n_components, corpus.column_totals.size))
+            warm[:, used_terms] = grown.T
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # unused terms: said once, below
+            fitted[model.n_components] = _fit_corpus(model, corpus, start_sample, warm)
+
+    def evidence(model):
+        docs = fitted[model.n_components]
+        theta = np.ascontiguousarray(clip_simplex(model.topics_[:, used_terms].T, 0))
+        K, alpha = model.n_components, model.topic_prior_
+        share = docs.sum(_evidence_share, theta, 1.0 / K)
+        words, width = 0.0, max(1, _GRAM_BYTES // (8 * K * K))
+        sent = scatter(corpus.client, theta)
+        for lo in range(0, theta.shape[0], width):
+            hi = min(lo + width, theta.shape[0])
+            grams = tree_reduce(corpus.client, [
+                corpus.client.submit(_word_grams, block, sent, lo, hi, pure=False)
+                for block in docs.blocks], total)
+            words += corpus.client.submit(_floored_log_dets, grams, theta[lo:hi], alpha).result()
+        return evidence_from(share, words, theta, alpha, corpus.n_used_total,
+                             log_null(corpus.column_totals, corpus.n_used_total))
+
+    if used_terms.size < corpus.column_totals.size:
+        warnings.warn(
+            f"{corpus.column_totals.size - used_terms.size} term(s) of X never occur; they are "
+            "left out of every fit and get probability 0 in every topic.", UserWarning,
+            stacklevel=3)
+    return scan(candidates, estimator, fit, evidence, None, scan_all, stop_after, verbose,
+                coherence)
