@@ -16,6 +16,7 @@ demo: $(STAMP)
 	$(VENV)/bin/mixbayes demo --out mixbayes-demo --force
 
 test: $(STAMP)
+	$(PY) tests/compile_kernels.py
 	$(PY) -m pytest -q -n 2 --dist worksteal tests
 
 bench: $(STAMP)

@@ -112,11 +112,12 @@ def test_recorded_log_joint_is_that_of_the_sampled_seating(kernel, monkeypatch):
 
 @pytest.mark.parametrize("kernel", ["categorical", "gaussian"])
 @pytest.mark.parametrize("moves", [(False, False, False, False), (True, True, True, True),
-                                   (False, True, True, False), (False, True, True, True)],
-                         ids=["plain", "all", "labels", "crf"])
+                                   (False, True, True, True)], ids=["plain", "all", "crf"])
 def test_partition_frequencies_match_enumeration(kernel, moves):
     """Thinned draws (every 5th sweep, so nearly independent) of the partition of the
-    observations into dishes against the exact posterior over all 52 partitions.
+    observations into dishes against the exact posterior over all 52 partitions: the plain
+    sweep, every move, and every move but the collapsed pass (the label moves without the
+    table step were checked too while they were written; any of them broken breaks these).
 
     2,000 draws (3,000 cost the suite 12 s): with the default moves run at gamma0 1.3 instead
     of 1.0 the p-value measured 2e-12 (categorical) and 2e-6 (gaussian), at 3,000 draws 9e-17

@@ -328,13 +328,15 @@ def test_dispersion_names_the_smaller_k_when_the_bayes_factor_overshoots():
 @pytest.mark.slow  # the document's study on five corpora (ten cost the suite 15 s more)
 def test_document_study_selects_ten_with_unit_dispersion():
     """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 4 of 5 seeds (maptpx: 5 of 5);
-    dispersion > 1 below 10 and within 10% of 1 from 10 on; the dispersion's K is 10 too."""
+    dispersion > 1 below 10 and within 10% of 1 from 10 on; the dispersion's K is 10 too.
+    Candidates 9-11, the truth's neighbours (8-12 cost the suite 17 s more; K = 12 has not
+    been picked on these seeds)."""
     chosen, by_dispersion = [], []
     for seed in range(5):
         corpus, _ = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=100 + seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            selection = mb.select_n_topics(corpus.counts, range(8, 13), scan_all=seed == 0)
+            selection = mb.select_n_topics(corpus.counts, range(9, 12), scan_all=seed == 0)
         chosen.append(selection.best_k)
         by_dispersion.append(selection.dispersion_k)
         for row in selection.table:

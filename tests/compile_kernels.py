@@ -1,0 +1,60 @@
+"""Fill the numba cache before the test suite runs (``make test`` calls this first).
+
+The suite runs in two pytest-xdist workers, and a kernel's first call compiles it in whichever
+worker gets there first - often both at once, each paying tens of seconds for the same machine
+code. Here every model fits a tiny problem once, the models split between two processes, so
+that each kernel is compiled once and the workers load it from the cache (about 65 s of
+compiling done in about 35 s). Kernels the fits below do not reach still compile on demand.
+
+    python tests/compile_kernels.py        # both halves, in parallel
+    python tests/compile_kernels.py a|b    # one half
+"""
+
+import subprocess
+import sys
+import time
+import warnings
+
+
+def documents_and_points():
+    import mixbayes as mb
+
+    docs, _ = mb.datasets.make_topic_corpus(60, 40, 3, 30, random_state=0)
+    mb.DirichletMultinomialMixture(3).fit(docs.counts)
+    mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5).fit(docs.counts)
+    X, _ = mb.datasets.make_gaussian_mixture(100, 2, 3, random_state=0)
+    mb.VariationalGaussianMixture(3).fit(X)
+    mb.select_n_topics(docs.counts, range(2, 4), verbose=0)
+
+
+def samplers():
+    import numpy as np
+
+    import mixbayes as mb
+
+    corpus, _ = mb.datasets.make_hdp_data(10, 20, n_words=20, random_state=0)
+    mb.HDPMixture(n_iter=5).fit(corpus.counts)
+    X, _ = mb.datasets.make_gaussian_mixture(120, 2, 3, random_state=0)
+    mb.HDPMixture("gaussian", n_iter=5).fit(X, groups=np.arange(120) % 4)
+    points, _ = mb.datasets.make_tree_data(60, random_state=0)
+    mb.HierarchicalMixture(2, n_iter=3, margin_weight=1.0).fit(points)
+
+
+HALVES = {"a": documents_and_points, "b": samplers}
+
+
+def main(argv):
+    if argv:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            HALVES[argv[0]]()
+        return 0
+    start = time.perf_counter()
+    children = [subprocess.Popen([sys.executable, __file__, half]) for half in HALVES]
+    status = max(child.wait() for child in children)
+    print(f"numba kernels compiled in {time.perf_counter() - start:.0f} s", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
