@@ -118,7 +118,7 @@ def main():
     print("\n" + text)
     if args.write:
         write_section(args.write, "## Gaussian mixtures (`python bench/bench_gmm.py`)",
-                      f"; full covariances, UCI columns standardised.", text)
+                      "; full covariances, UCI columns standardised.", text)
 
 
 if __name__ == "__main__":

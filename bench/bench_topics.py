@@ -32,7 +32,6 @@ import time
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import mixbayes as mb
 from _report import markdown_table, write_section

@@ -164,7 +164,6 @@ def test_serial_and_parallel_kernels_agree_bitwise():
     X = sp.csr_matrix(rng.poisson(0.7, size=(300, 40)).astype(float))
     E = np.log(rng.dirichlet(np.ones(40), size=5)).T.copy()
     w = np.log(np.full(5, 0.2))
-    R = rng.dirichlet(np.ones(5), size=300)
     S = rng.gamma(1.0, size=(40, 5))
     cases = [
         ("compressed_times_dense", lambda: (X.indptr, X.indices, X.data, E, np.empty((300, 5)))),

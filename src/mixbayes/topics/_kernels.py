@@ -324,7 +324,6 @@ def em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_c
 def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
     r""":math:`\sum_{ij} x_{ij}\log q_{ij}` (fixed-order reduction over 64 chunks of documents)."""
     n = indptr.shape[0] - 1
-    K = theta_PK.shape[1]
     size = (n + _N_CHUNKS - 1) // _N_CHUNKS
     partial = np.zeros(_N_CHUNKS)
     for chunk in prange(_N_CHUNKS):
@@ -364,7 +363,6 @@ def _log_determinant(M, size):
 def word_probabilities(indptr, indices, theta_PK, omega_NK, q):
     """Write :math:`q_{ij}` of every non-zero entry (CSR order) into ``q``."""
     n = indptr.shape[0] - 1
-    K = theta_PK.shape[1]
     for i in prange(n):
         w = omega_NK[i]
         for e in range(indptr[i], indptr[i + 1]):
