@@ -3,8 +3,8 @@
 The suite runs in two pytest-xdist workers, and a kernel's first call compiles it in whichever
 worker gets there first - often both at once, each paying tens of seconds for the same machine
 code. Here every model fits a tiny problem once, the models split between two processes, so
-that each kernel is compiled once and the workers load it from the cache (about 65 s of
-compiling done in about 35 s). Kernels the fits below do not reach still compile on demand.
+that each kernel is compiled once and the workers load it from the cache, serial and parallel
+builds alike. Kernels the fits below do not reach still compile on demand.
 
     python tests/compile_kernels.py        # both halves, in parallel
     python tests/compile_kernels.py a|b    # one half
@@ -18,12 +18,17 @@ import warnings
 
 def documents_and_points():
     import mixbayes as mb
+    from mixbayes.families import _kernel_tools
 
     docs, _ = mb.datasets.make_topic_corpus(60, 40, 3, 30, random_state=0)
-    mb.DirichletMultinomialMixture(3).fit(docs.counts)
-    mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5).fit(docs.counts)
     X, _ = mb.datasets.make_gaussian_mixture(100, 2, 3, random_state=0)
-    mb.VariationalGaussianMixture(3).fit(X)
+    threshold = _kernel_tools._PARALLEL_FROM
+    for parallel_from in (threshold, 0):  # the serial builds, then the parallel ones
+        _kernel_tools._PARALLEL_FROM = parallel_from
+        mb.DirichletMultinomialMixture(3).fit(docs.counts)
+        mb.VariationalGaussianMixture(3).fit(X)
+    _kernel_tools._PARALLEL_FROM = threshold
+    mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5).fit(docs.counts)
     mb.select_n_topics(docs.counts, range(2, 4), verbose=0)
 
 
@@ -32,8 +37,14 @@ def samplers():
 
     import mixbayes as mb
 
+    from mixbayes.hdp import _kernels
+
     corpus, _ = mb.datasets.make_hdp_data(10, 20, n_words=20, random_state=0)
     mb.HDPMixture(n_iter=5).fit(corpus.counts)
+    serial_below = _kernels._SERIAL_BELOW
+    _kernels._SERIAL_BELOW = 0  # the group loops' parallel builds
+    mb.HDPMixture(n_iter=2).fit(corpus.counts)
+    _kernels._SERIAL_BELOW = serial_below
     X, _ = mb.datasets.make_gaussian_mixture(120, 2, 3, random_state=0)
     mb.HDPMixture("gaussian", n_iter=5).fit(X, groups=np.arange(120) % 4)
     points, _ = mb.datasets.make_tree_data(60, random_state=0)
