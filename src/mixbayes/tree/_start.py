@@ -65,8 +65,7 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100):
     centres /= np.bincount(labels[:, -1], minlength=leaves)[:, None]
     ancestors = np.zeros((leaves, depth), dtype=np.int64)
     ancestors[labels[:, -1]] = labels
-    nearest = _nearest(X, centres) if N > n else np.empty(0, dtype=np.int64)
-    leaf = nearest if N > n else labels[:, -1]
+    leaf = _nearest(X, centres) if N > n else labels[:, -1]
     paths = ancestors[leaf]
     spread = X - centres[leaf]
     variance = float((spread**2).sum() / (max(N - leaves, 1) * d))

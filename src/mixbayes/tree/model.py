@@ -175,8 +175,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"depth must be at most the number of points ({X.shape[0]}); got "
                              f"{self.depth}.")
         scale = data_scale(column_variances(X))
-        start_rng = check_random_state(self.random_state).spawn(1)[0]
-        start = ward_start(X, self.depth, start_rng)
+        start = None  # the Ward start, built only when the start or sigma^2 needs it
+        if self.init == "ward" or self.observation_variance is None:
+            start_rng = check_random_state(self.random_state).spawn(1)[0]
+            start = ward_start(X, self.depth, start_rng)
         if self.observation_variance is None:
             within = start.within_variance
             observation_variance = within if within > 0 else 0.1 * scale
