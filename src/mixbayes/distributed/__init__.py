@@ -9,8 +9,8 @@ sufficient statistics that add over rows. So:
 * every iteration the client scatters the global expectations (for documents
   :math:`E[\log\beta]`, a :math:`p\times K` array, and :math:`E[\log\lambda]`) to every
   worker once, maps the local step over the shards (each returns its statistics, cluster
-  sizes and the sum of its log normalisers), sums them on the workers by a tree reduce and
-  fetches the one sum;
+  sizes and the sum of its log normalisers, and keeps its labels on its worker), sums them on
+  the workers by a tree reduce (only the statistics travel) and fetches the one sum;
 * the global step, the ELBO, the convergence test and the restarts run on the client, in the
   same code as the in-process fit (:class:`~mixbayes.mixture.VariationalMixture`).
 
@@ -67,8 +67,11 @@ documents stay on their worker as a block with their weights, and the MAP loop o
 calls the block functions the in-process fit calls on its one block
 (:mod:`mixbayes.topics._blocks`), summing their shares on the workers; the Laplace evidence's
 document blocks and word-block Gram matrices are summed the same way. ``doc_topic_`` is then a
-dask array. A lost worker takes weights with it that only a rerun can restore (the mixtures'
-shards, being data, are recomputed instead).
+dask array. A lost worker takes weights with it, the product of every iteration so far; but
+each iteration starts by solving every document's weights under the current topics, so the
+blocks it held are rebuilt from their counts (read again) and the latest topics, the
+iteration's steps replayed on them, and the fit goes on to the same joint MAP (up to the
+weight solver's tolerance, not bit for bit; see ``_topics.ShardedDocuments``).
 
 On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` (and ``mixbayes topics``)
 fits on a running cluster and ``--workers N`` on one started for the run (the input is read by

@@ -54,6 +54,11 @@ def _local_step(data, globals_):
                   float(log_norm.sum()), resp.argmax(axis=1))
 
 
+def _summary(local):
+    """A shard's local step without its labels (which stay on its worker)."""
+    return _Local(local.stats, local.counts, local.log_norm, None)
+
+
 def _add(*parts):
     stats, counts, log_norm = parts[0].stats, parts[0].counts, parts[0].log_norm
     for part in parts[1:]:
@@ -129,9 +134,10 @@ class _Shards:
         parts = [self.client.submit(_moments, raw, centre, full) for raw in self.raw]
         return self._reduce(parts, total).result()
 
-    def _reduce(self, parts, add):
-        """The future of ``add`` over ``parts``, by a tree reduce on the workers."""
-        return tree_reduce(self.client, parts, add)
+    def _reduce(self, parts, add, first=None):
+        """The future of ``add`` over ``parts`` (``first`` applied to each), by a tree reduce
+        on the workers."""
+        return tree_reduce(self.client, parts, add, first)
 
     def prepare(self, family):
         """Prepare every shard for ``family`` (on its worker) and drop the validated copy."""
@@ -146,7 +152,7 @@ class _Shards:
                                           state.expected_log_weights))
         local = [self.client.submit(_local_step, data, globals_, pure=False)
                  for data in self.data]
-        return local, self._reduce(local, _add).result()  # _add leaves the labels behind
+        return local, self._reduce(local, _add, _summary).result()
 
     def labels(self, local):
         """The labels left on the workers by ``local`` as one dask array, chunked like X's

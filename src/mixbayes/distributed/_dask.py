@@ -39,13 +39,17 @@ FAN_IN = 8  # parts summed per reduce task
 
 def tree_reduce(client, parts, add, first=None):
     """The future of ``add(*parts)`` computed by a tree of tasks on the workers (``FAN_IN`` parts
-    each), after at least one round (so that a lone part passes through it too); the first
-    round applies ``first`` instead when given (to sum what the parts hold)."""
-    step = first or add
+    each), after at least one round (so that a lone part passes through it too).
+
+    ``first``, when given, is applied to every part alone before the sum, as a task of its
+    own, which dask runs on the worker holding the part: only what it returns (statistics)
+    travels to the reduce, not the part (a shard's labels, or its documents and weights).
+    """
+    if first is not None:
+        parts = [client.submit(first, part, pure=False) for part in parts]
     while True:
-        parts = [client.submit(step, *parts[i:i + FAN_IN], pure=False)
+        parts = [client.submit(add, *parts[i:i + FAN_IN], pure=False)
                  for i in range(0, len(parts), FAN_IN)]
-        step = add
         if len(parts) == 1:
             return parts[0]
 

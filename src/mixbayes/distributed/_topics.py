@@ -17,8 +17,9 @@ starts grown on the workers from the previous fit's weights, and the Laplace evi
 document blocks, Pearson residuals and the word blocks' Gram matrices (in slices of words, so
 that a reduce carries at most 64 MiB) summed over the shards.
 
-Unlike a mixture's shards, the blocks carry state from one iteration to the next: a worker lost
-mid-fit takes weights with it that only a rerun of the fit can restore.
+Unlike a mixture's shards, the blocks carry state from one iteration to the next; a worker lost
+mid-fit has the blocks it held rebuilt from their counts and the latest topics (see
+:class:`ShardedDocuments`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ from ._cavi import START_SAMPLE, _as_dask, _Shards, _take
 from ._dask import get_client, require, scatter, total, tree_reduce
 
 _GRAM_BYTES = 1 << 26  # word-block Gram matrices carried by one evidence reduce, at most
+# the steps that start or solve the weights afresh under their first argument, the topics; a
+# block lost after one is rebuilt from them (see ShardedDocuments)
+_REBUILT_FROM = (_blocks.restart, _blocks.solve, _blocks.solve_em)
+MAX_LOSSES = 3  # workers lost during one call before the fit gives up
 
 
 # ---------------------------------------------------------------------- on the workers
@@ -72,8 +77,13 @@ def _apply(held, steps):
     return block, share
 
 
-def _shares(*held):
-    return total(*(share for _, share in held))
+def _replay(counts, theta_PK, steps):
+    """A lost block rebuilt: its counts at the start weights under ``theta_PK``, then ``steps``."""
+    return _apply(_blocks.start(counts, theta_PK), steps)
+
+
+def _share(held):
+    return held[1]
 
 
 def _block_of(held):
@@ -117,13 +127,29 @@ class ShardedDocuments:
 
     An update waits for nothing: it is kept and applied, with any others, in the tasks of the
     next call that needs a number (one task per shard and call, so that a chain of updates
-    costs no round trips to the scheduler)."""
+    costs no round trips to the scheduler).
 
-    def __init__(self, client, blocks, total_words):
+    A lost worker
+    -------------
+    A block's weights are state, the product of every iteration so far, and a worker that dies
+    takes the blocks it held with it (their shard's counts, being data, dask reads again). Yet
+    they are all but a function of the latest topics: every iteration begins by solving each
+    document's weights under the topics to the solver's tolerance. So the blocks keep, besides
+    their counts (``sources``), the topics of the last step that solves or restarts the weights
+    (:data:`_REBUILT_FROM`) and the steps since (``_log``); a call whose result a lost worker
+    cancelled rebuilds each lost block from its counts at the start weights under those topics,
+    replays the steps, and is made again. The rebuilt weights equal the lost ones up to the
+    weight solver's tolerance, and their secant-step history starts afresh; the fit ends at the
+    same joint MAP, not bit for bit on the same path.
+    """
+
+    def __init__(self, client, blocks, total_words, sources, theta):
         self.client, self.total_words = client, total_words
         self._held = blocks  # futures of each shard's block, or of (block, share)
         self._steps = []  # updates not yet sent
         self._sent = (None, None)  # the last array scattered and its future
+        self._sources = sources  # futures of each block's counts
+        self._anchor, self._log = theta, []  # a lost block's start topics, and the steps since
 
     @property
     def blocks(self):
@@ -134,7 +160,10 @@ class ShardedDocuments:
 
     def copy(self):
         """Another handle on the same blocks (their updates then part ways)."""
-        return ShardedDocuments(self.client, list(self.blocks), self.total_words)
+        twin = ShardedDocuments(self.client, list(self.blocks), self.total_words, self._sources,
+                                self._anchor)
+        twin._log = list(self._log)
+        return twin
 
     def _send(self, args):
         """The arguments, arrays scattered to every worker (the last one once only)."""
@@ -147,16 +176,42 @@ class ShardedDocuments:
             sent.append(arg)
         return tuple(sent)
 
+    def _record(self, function, args, kind):
+        step = (function, self._send(args), kind)
+        if function in _REBUILT_FROM:
+            self._anchor, self._log = step[1][0], []
+        self._log.append(step)
+        return step
+
     def _submit(self, steps):
         steps, self._steps = self._steps + steps, []
         return [self.client.submit(_apply, held, steps, pure=False) for held in self._held]
 
     def update(self, function, *args):
-        self._steps.append((function, self._send(args), "update"))
+        self._steps.append(self._record(function, args, "update"))
 
     def _reduce(self, function, args, kind):
-        self._held = self._submit([(function, self._send(args), kind)])
-        return tree_reduce(self.client, self._held, total, first=_shares).result()
+        self._held = self._submit([self._record(function, args, kind)])
+        return self.fetch(lambda held: tree_reduce(self.client, held, total, _share))
+
+    def fetch(self, reduce):
+        """The result of the future ``reduce(blocks)``: the blocks a lost worker took rebuilt
+        (see the class docstring) and the reduce made again, up to ``MAX_LOSSES`` times."""
+        distributed = require()[2]
+        for losses in range(MAX_LOSSES + 1):
+            try:
+                return reduce(self.blocks).result()
+            except distributed.client.FutureCancelledError:
+                if losses == MAX_LOSSES:
+                    raise
+                try:
+                    distributed.wait(self._held)  # it raises once all are done, if any was lost
+                except distributed.client.FuturesCancelledError:
+                    pass
+                self._held = [
+                    held if held.status == "finished" else self.client.submit(
+                        _replay, source, self._anchor, self._log, pure=False)
+                    for held, source in zip(self._held, self._sources)]
 
     def sum(self, function, *args):
         return self._reduce(function, args, "sum")
@@ -181,7 +236,8 @@ class _Corpus:
             client, [client.submit(_column_totals, raw) for raw in shards.raw], total).result()
         self.used_terms = np.flatnonzero(self.column_totals > 0)
         self.total_words = float(self.column_totals.sum())
-        terms = scatter(client, self.used_terms)
+        # kept: a worker lost later has the rows it held prepared again from the terms
+        self._terms = terms = scatter(client, self.used_terms)
         self.rows = [client.submit(_used_rows, raw, mask, terms)
                      for raw, mask in zip(shards.raw, self.masks)]
         self.counts = [client.submit(_fit.CountsCSR.from_matrix, rows) if used else None
@@ -211,9 +267,10 @@ class _Corpus:
     def documents(self, theta_PK):
         """The non-empty documents with their start weights under ``theta_PK``."""
         theta = scatter(self.client, theta_PK)
+        sources = [counts for counts in self.counts if counts is not None]
         return ShardedDocuments(self.client, [
-            self.client.submit(_blocks.start, counts, theta, pure=False)
-            for counts in self.counts if counts is not None], self.total_words)
+            self.client.submit(_blocks.start, counts, theta, pure=False) for counts in sources],
+            self.total_words, sources, theta)
 
     def doc_topic(self, docs, K):
         """Every document's weights as a dask array, chunked like the non-empty shards."""
@@ -296,13 +353,12 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
         K, alpha = model.n_components, model.topic_prior_
         share = docs.sum(_evidence_share, theta, 1.0 / K)
         words, width = 0.0, max(1, _GRAM_BYTES // (8 * K * K))
-        sent = scatter(corpus.client, theta)
+        client, sent = corpus.client, scatter(corpus.client, theta)
         for lo in range(0, theta.shape[0], width):
             hi = min(lo + width, theta.shape[0])
-            grams = tree_reduce(corpus.client, [
-                corpus.client.submit(_word_grams, block, sent, lo, hi, pure=False)
-                for block in docs.blocks], total)
-            words += corpus.client.submit(_floored_log_dets, grams, theta[lo:hi], alpha).result()
+            words += docs.fetch(lambda blocks: client.submit(_floored_log_dets, tree_reduce(
+                client, [client.submit(_word_grams, block, sent, lo, hi, pure=False)
+                         for block in blocks], total), theta[lo:hi], alpha))
         return evidence_from(share, words, theta, alpha, corpus.n_used_total,
                              log_null(corpus.column_totals, corpus.n_used_total))
 

@@ -70,7 +70,7 @@ def candidate_and_secant(block, theta_PK, c):
     """The candidate weights' share of the log posterior under ``theta_PK``, and the weights'
     share of the secant step's :math:`U^\\top U` and :math:`V^\\top U` (from the last three
     iterates), in one pass."""
-    h0, h1, h2 = block.history
+    h0, h1, h2 = _last(block.history, 3)
     U, V = h1 - h0, h2 - h1
     return np.array([objective(block, theta_PK, c, "new_omega"), U @ U, V @ U])
 
@@ -167,6 +167,17 @@ def weight_logits(omega_NK):
     return (log_omega[:, 1:] - log_omega[:, :1]).ravel()
 
 
+def _last(history, n):
+    """The last ``n`` iterates of ``history``, its oldest repeated in front where it holds fewer.
+
+    A block always holds as many as the loop's topics do, but for one rebuilt after a lost
+    worker (:mod:`mixbayes.distributed`), which starts again with none: its documents then add
+    nothing to the secant step's dot products (their differences are zero) and keep their EM
+    weights under its proposal, until they have iterates of their own.
+    """
+    return (history[:1] * (n - len(history)) + tuple(history))[-n:]
+
+
 def push(block):
     """Keep the candidate weights' logits as the newest of the secant step's iterates."""
     return replace(block, history=block.history + (weight_logits(block.new_omega),))
@@ -176,7 +187,7 @@ def propose(block, theta_PK, jump, c):
     r"""The secant step's weights :math:`Y = Y_3 + \text{jump}\,V` (softmax of the logits,
     raised to the least weight a MAP can hold, :math:`c/(m_i + Kc)`); returns the block with
     the proposal and its share of the log posterior under ``theta_PK``."""
-    h1, h2 = block.history[1:]
+    h1, h2 = _last(block.history, 2)
     Y = h2 + (h2 - h1) * jump
     n, K = block.omega.shape
     omega = np.zeros((n, K))
@@ -192,7 +203,8 @@ def propose(block, theta_PK, jump, c):
 def accept(block):
     """The proposal becomes the candidate, its logits the newest iterate after the middle one."""
     omega, Y = block.proposal
-    return replace(block, new_omega=omega, history=(block.history[1], Y), proposal=None)
+    return replace(block, new_omega=omega, history=(_last(block.history, 3)[1], Y),
+                   proposal=None)
 
 
 def drop_oldest(block):
