@@ -31,6 +31,10 @@ which 8 and 64 machines pay (run at half the ideal speed-up or better):
 client's global step, G and S the globals' and one shard's statistics' sizes, and B the network
 bandwidth (``--bandwidth``, an assumption: one machine has no network to measure).
 
+Then the topic model (``TopicModel``, K = ``--clusters``, the build-up start, exactly
+``--iterations`` MAP iterations) on the first ``--topics-docs`` documents (default 100,000) on
+the same clusters and in process: seconds per iteration, speed-up, memory and bytes moved.
+
 Run:  python bench/bench_distributed.py [--docs 1000000] [--write docs/benchmarks.md]
       python bench/bench_distributed.py --docs 20000 --chunk 5000   (a quick check)
 """
@@ -126,6 +130,7 @@ class Probe:
         from contextlib import contextmanager
 
         from mixbayes.mixture import _base
+        from mixbayes.topics import model as topic_model
 
         probe = self
 
@@ -147,7 +152,10 @@ class Probe:
         def progress(total, verbose, desc, upper_bound=False):
             yield Bar()
 
-        _base.progress = progress
+        _base.progress = topic_model.progress = progress
+        if not hasattr(model, "_global_from_stats"):
+            self.global_steps.append(float("nan"))  # the topic model's: not separated out
+            return
         global_step = model._global_from_stats
 
         def timed(*args, **kwargs):
@@ -270,6 +278,64 @@ def inprocess_size(args):
     return n_docs
 
 
+# ---------------------------------------------------------------------- the topic model
+def topic_model_for(args):
+    # the build-up start (an evenly spaced subset of documents, gathered), so that the run's
+    # time goes to the MAP iterations; tol=0: |gain| < 0 never holds, every run lasts
+    # --iterations
+    return mb.TopicModel(args.clusters, init="buildup", tol=0.0, max_iter=args.iterations,
+                         random_state=0, verbose=1)
+
+
+def fit_topics(args, n_workers, n_docs):
+    """The topic model on ``n_workers`` one-core worker processes (0: in this process)."""
+    import distributed
+
+    from mixbayes.distributed import fit
+
+    model = topic_model_for(args)
+    if not n_workers:
+        probe = Probe()
+        probe.install(model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(local_corpus(args, n_docs))
+        memory = [peak_rss()]
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                               processes=True, dashboard_address=None,
+                                               silence_logs=40, env=ONE_CORE)
+        with cluster, distributed.Client(cluster) as client:
+            probe = Probe(lambda: sum(client.run(served_total).values()))
+            probe.install(model)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit(model, dask_corpus(args, n_docs, args.chunk), client=client)
+            memory = sorted(client.run(peak_rss).values())
+    seconds, loopback, served, _ = probe.per_iteration()
+    setting = ("in process (1 thread)" if not n_workers else
+               f"{n_workers} worker process{'es' if n_workers > 1 else ''}")
+    return dict(setting=setting, workers=n_workers, docs=n_docs,
+                shards=len(chunk_sizes(n_docs, args.chunk)) if n_workers else 1,
+                seconds=seconds, loopback=loopback, served=served, memory=memory,
+                iterations=model.n_iter_, topics_size=model.topics_.nbytes)
+
+
+def topics_report(rows):
+    one = next(r for r in rows if r["workers"] == 1)
+    return markdown_table(
+        ["setting", "documents", "shards", "s per iteration", "speed-up vs 1 worker",
+         "peak memory per process MiB", "loopback MiB per iteration",
+         "served by workers MiB per iteration"],
+        [[r["setting"], f"{r['docs']:,}", r["shards"], f"{r['seconds']:.3f}",
+          f"{one['seconds'] / r['seconds']:.2f}", " / ".join(f"{m / 2**20:.0f}"
+                                                             for m in r["memory"]),
+          "" if not r["workers"] else f"{r['loopback'] / 2**20:.2f}",
+          "" if not r["workers"] else f"{r['served'] / 2**20:.2f}"] for r in rows])
+
+
 # ---------------------------------------------------------------------- the model
 def scaling_model(rows, small, bandwidth):
     """Fit ``T(N, D) = c D / N + o + g + N (G + S) / B`` to the runs and say where 8 and 64
@@ -368,6 +434,8 @@ def main():
                         help="corpus of the overhead run (two shards, on 2 workers)")
     parser.add_argument("--bandwidth", type=float, default=1.25e9, help="bytes/s, assumed")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--topics-docs", type=int, default=100_000,
+                        help="documents for the topic model's runs (0: none)")
     parser.add_argument("--write", default=None)
     args = parser.parse_args()
     if 1 not in [int(n) for n in args.workers.split(",")]:
@@ -399,6 +467,24 @@ def main():
               "documents", flush=True)
     model = scaling_model(rows, small, args.bandwidth)
     text = report(args, rows, small, model)
+    if args.topics_docs:
+        topic_rows = []
+        for n_workers in [int(w) for w in args.workers.split(",")] + [0]:
+            start = time.perf_counter()
+            topic_rows.append(fit_topics(args, n_workers, args.topics_docs))
+            r = topic_rows[-1]
+            print(f"topics, {r['setting']}: {r['seconds']:.3f} s/iteration over "
+                  f"{r['iterations'] - 1} iterations, served by workers "
+                  f"{r['served'] / 2**20:.2f} MiB/iteration "
+                  f"({time.perf_counter() - start:.0f} s in all)", flush=True)
+        text += (
+            f"\n\n**The topic model** (`TopicModel`, K = {args.clusters}, the build-up start, "
+            f"{args.iterations} MAP iterations, the first untimed) on the first "
+            f"{args.topics_docs:,} of these documents. An iteration maps several steps over the "
+            "shards (the weight solve and EM step, the log posterior, the secant step's shares), "
+            "each with its round trip; what travels is the topics scattered "
+            f"({topic_rows[0]['topics_size'] / 2**20:.2f} MiB, p x K) and each shard's p x K word "
+            "counts, never a shard's documents or weights.\n\n" + topics_report(topic_rows))
     print("\n" + text)
     if args.write:
         write_section(args.write, HEADING,
