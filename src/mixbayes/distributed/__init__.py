@@ -84,8 +84,8 @@ Importing this package does not import dask; using it needs
 """
 
 from ._cavi import START_SAMPLE, fit, fit_predict
-from ._readers import ShardedCorpus, read_docword, read_matrix_market
+from ._readers import NotSortedError, ShardedCorpus, read_docword, read_matrix_market
 from ._topics import select_n_topics
 
-__all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword",
-           "read_matrix_market", "select_n_topics"]
+__all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "fit", "fit_predict",
+           "read_docword", "read_matrix_market", "select_n_topics"]
