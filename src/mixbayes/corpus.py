@@ -448,7 +448,11 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
     return corpus
 
 
-def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
+def count_file(path):
+    """The count-matrix file :func:`read_corpus` reads for ``path`` and its format, as
+    ``(file, "mtx" or "uci")``: ``path`` itself when it names a Matrix Market or UCI docword
+    file, the one a folder holds (``counts.mtx*``, else any ``*.mtx*``, else
+    ``docword.*.txt*``); None when ``path`` holds text."""
     name = os.path.basename(path)
     if os.path.isdir(path):
         found = sorted(glob.glob(os.path.join(path, "counts.mtx*"))) + sorted(
@@ -456,15 +460,20 @@ def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
         )
         docword = sorted(glob.glob(os.path.join(path, "docword.*.txt*")))
         if found:
-            corpus = _read_mtx(found[0])
-        elif docword:
-            corpus = _read_uci(docword[0])
-        else:
-            corpus = _read_folder(path, **vectorizer_options)
-    elif name.endswith((".mtx", ".mtx.gz")):
-        corpus = _read_mtx(path)
-    elif name.startswith("docword."):
-        corpus = _read_uci(path)
+            return found[0], "mtx"
+        return (docword[0], "uci") if docword else None
+    if name.endswith((".mtx", ".mtx.gz")):
+        return path, "mtx"
+    return (path, "uci") if name.startswith("docword.") else None
+
+
+def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
+    name = os.path.basename(path)
+    counts = count_file(path)
+    if counts is not None:
+        corpus = _read_mtx(counts[0]) if counts[1] == "mtx" else _read_uci(counts[0])
+    elif os.path.isdir(path):
+        corpus = _read_folder(path, **vectorizer_options)
     elif name.endswith((".csv", ".csv.gz")):
         corpus = _read_csv(path, text_column, id_column, label_column, **vectorizer_options)
     elif name.endswith((".txt", ".txt.gz")):
