@@ -17,8 +17,11 @@ done on the shards, where they lie, and gives the same outputs:
 * the fit, the topics' coherence (:func:`mixbayes.metrics.coherence` sums its co-document
   counts on the workers) and the mixture's probabilities (:func:`probabilities`: computed per
   shard on its worker, fetched one shard at a time) need nothing more;
-* ``--report`` gets an evenly spaced sample of at most :data:`REPORT_SAMPLE` documents (all of
-  them when there are no more), and its page says when it is a sample.
+* ``--report`` gets an evenly spaced sample of at most :data:`._dask.SAMPLE` documents (all
+  of them when there are no more), and its page says when it is a sample.
+
+So the client holds at most ``SAMPLE`` documents' counts at once (the fit's start sample, or
+the report's).
 
 A Matrix Market file not sorted by row (R's ``writeMM`` writes column by column) is read again
 with every worker streaming the whole file and keeping its rows, with a note.
@@ -36,7 +39,6 @@ import scipy.sparse as sp
 
 from .._validation import check_counts
 
-REPORT_SAMPLE = 10_000  # documents gathered for --report (mixbayes.distributed.START_SAMPLE)
 BLOCKSIZE = 2**26  # bytes of the file per shard, at most (the readers' default)
 
 
@@ -175,10 +177,12 @@ def _without_documents(model):
 def report_data(corpus):
     """What ``--report`` draws from ``corpus``: ``(data, options)`` for
     :func:`mixbayes.report.write_report`; the corpus itself in process, a sample of at most
-    :data:`REPORT_SAMPLE` documents (its ``rows`` when not all of them) from the workers."""
+    :data:`._dask.SAMPLE` documents (its ``rows`` when not all of them) from the workers."""
+    from . import _dask
+
     if not isinstance(corpus, ClusterCorpus):
         return corpus, {}
-    sample, rows = corpus.sample(REPORT_SAMPLE)
+    sample, rows = corpus.sample(_dask.SAMPLE)
     return sample, ({} if rows.size == corpus.n_documents else {"rows": rows})
 
 
@@ -208,26 +212,45 @@ def _read(path, kind, client, sorted_rows):
     """The ShardedCorpus of ``path`` and the futures of its non-empty shards, checked on the
     workers (the first bad shard's error raised here, naming the input)."""
     from dask import delayed
-    from distributed import wait
 
     from ..distributed import read_docword, read_matrix_market
     from ._inputs import as_input_error
 
+    where = os.path.abspath(path)  # a worker's working folder is not this one
     n_shards = max(len(client.scheduler_info()["workers"]),
-                   math.ceil(os.path.getsize(path) / BLOCKSIZE))
+                   math.ceil(os.path.getsize(where) / BLOCKSIZE))
     try:
-        sharded = (read_matrix_market(path, n_shards, BLOCKSIZE, sorted_rows) if kind == "mtx"
-                   else read_docword(path, n_shards, BLOCKSIZE))
-        blocks = [block for block, size in zip(sharded.counts.to_delayed().ravel(),
-                                                sharded.counts.chunks[0]) if size]
-        parts = client.compute([delayed(_checked)(block, path) for block in blocks])
-        wait(parts)
-        for part in parts:
-            if part.status == "error":
-                part.result()  # raises the shard's error here
+        sharded = (read_matrix_market(where, n_shards, BLOCKSIZE, sorted_rows) if kind == "mtx"
+                   else read_docword(where, n_shards, BLOCKSIZE))
     except (ValueError, OSError) as exc:
-        raise as_input_error(exc) from None
+        raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None
+    blocks = [block for block, size in zip(sharded.counts.to_delayed().ravel(),
+                                            sharded.counts.chunks[0]) if size]
+    parts = client.compute([delayed(_checked)(block, path) for block in blocks])
+    _raise_first_error(parts, path, where)
     return sharded, parts
+
+
+def _raise_first_error(parts, path, where):
+    """Wait for ``parts`` and raise the first one's error here, if any, naming the input as
+    the user gave it (``path``, read by the workers at ``where``)."""
+    from distributed import wait
+
+    from ._inputs import as_input_error
+
+    wait(parts)
+    for part in parts:
+        if part.status != "error":
+            continue
+        exc = part.exception()
+        if isinstance(exc, OSError):  # the file is here, so not where a worker looked
+            raise OSError(f"input: a dask worker cannot read {where!r} "
+                          f"({exc.strerror or exc}); the workers read a docword or Matrix "
+                          "Market input themselves: put it where they can (a shared file "
+                          "system), or leave out --scheduler to fit in this process.") from None
+        if isinstance(exc, ValueError):
+            exc = type(exc)(str(exc).replace(repr(where), repr(path)))
+        raise as_input_error(exc) from None
 
 
 def _documents(args, sharded, parts):
@@ -246,7 +269,7 @@ def _documents(args, sharded, parts):
     doc_ids = np.asarray(sharded.doc_ids if sharded.doc_ids is not None
                          else np.arange(n).astype(str), dtype=str)
     if doc_ids.shape != (n,):
-        raise ValueError(f"input: doc_ids.txt beside {sharded.path!r} has {doc_ids.size} "
+        raise ValueError(f"input: doc_ids.txt beside {args.input!r} has {doc_ids.size} "
                          f"entries for {n} documents.")
     vocabulary = np.asarray(sharded.vocabulary, dtype=str)
     stop_words = stop_words_of(args.stop_words, False)  # counts, not raw text

@@ -71,8 +71,13 @@ dask array. A lost worker takes weights with it that only a rerun can restore (t
 shards, being data, are recomputed instead).
 
 On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` (and ``mixbayes topics``)
-fits on a running cluster and ``--workers N`` on one started for the run (the input is read by
-the command, then sent to the workers).
+fits on a running cluster and ``--workers N`` on one started for the run. A UCI docword or
+Matrix Market input is read by these readers, each worker its own rows, and stays there: the
+term filters, the empty documents left out, the mixture's probabilities, the topics' coherence
+(:func:`mixbayes.metrics.coherence` takes a dask array) and the report's sample of documents
+are computed on the shards, so the client holds at most ``START_SAMPLE`` documents' counts at
+once and writes what the in-process run writes (:mod:`mixbayes.cli._sharded`). Other inputs
+(text, CSV) are read by the command, then sent to the workers.
 
 Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``,
 :class:`~mixbayes.VariationalGaussianMixture` and :class:`~mixbayes.TopicModel`; sharded
