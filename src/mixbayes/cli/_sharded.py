@@ -138,8 +138,7 @@ class ClusterCorpus:
 
         sent = [scatter(self.client, arg) for arg in args]
         results = [self.client.submit(function, part, *sent, pure=False) for part in self.parts]
-        sent = None  # the workers keep what the tasks still need
-        while results:
+        while results:  # each fetched and let go in turn
             yield results.pop(0).result()
 
     def sample(self, m):
