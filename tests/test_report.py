@@ -214,6 +214,32 @@ def test_bad_input_is_one_clear_error(saved):
         build_report(mb.TopicModel(3))
 
 
+def test_a_sample_of_the_documents_gives_the_examples_and_says_so(saved):
+    """rows=: the example documents of a sample (a corpus kept on a cluster) are the whole
+    corpus's examples found in it, with their scores; the page names the sample."""
+    _, models, corpus, _ = saved
+    rows = np.arange(0, 60, 3)
+    sample = mb.Corpus(corpus.counts[rows], corpus.vocabulary, corpus.doc_ids[rows])
+    for kind in ("dmm", "topics"):
+        whole = _payload(build_report(models[kind], corpus))["examples"]
+        part = _payload(build_report(models[kind], sample, rows=rows))
+        assert part["note"] == "example documents drawn from a sample of 20 of the 60 documents"
+        for k, examples in part["examples"].items():
+            kept = [e for e in whole[k] if int(e["id"]) % 3 == 0]
+            assert examples[:len(kept)] == kept, kind  # the whole's best that are sampled
+            assert {int(e["id"]) % 3 for e in examples} <= {0}
+    for bad, message in ((rows[:-1], "one row number per document of data"),
+                         (rows[::-1], "must increase within 0..59"),
+                         (rows + 3, "must increase within 0..59")):
+        with pytest.raises(ValueError, match=f"rows: .*{message}"):
+            build_report(models["dmm"], sample, rows=bad)
+    with pytest.raises(ValueError, match="rows: the HDP's example documents"):
+        build_report(models["hdp"], sample, rows=rows)
+    with pytest.raises(ValueError, match="rows: a sample of the documents is for a model of "
+                                         "words"):
+        build_report(models["gmm"], rows=rows)
+
+
 # --------------------------------------------------------------------------- command line
 def test_report_command_and_the_report_flag(saved, tmp_path):
     paths, models, corpus, folder = saved

@@ -142,6 +142,12 @@ def check_random_state(seed) -> np.random.Generator:
 
 
 # --------------------------------------------------------------------------- data checks
+def is_distributed_input(X):
+    """Whether ``X`` is a dask collection or a corpus of one (without importing dask)."""
+    return any(callable(getattr(type(x), "__dask_graph__", None))
+               for x in (X, getattr(X, "counts", None)))
+
+
 def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_matrix:
     """Validate a document-term count matrix and return it as CSR with int64 counts.
 

@@ -314,27 +314,9 @@ class Corpus:
 
         Documents left without terms stay in the corpus, empty (every model accepts them).
         """
-        if isinstance(min_df, bool) or not isinstance(min_df, (int, float, np.integer,
-                                                               np.floating)):
-            raise TypeError(f"min_df must be a number; got {type(min_df).__name__}.")
-        if isinstance(min_df, (float, np.floating)):
-            if not 0 < min_df <= 1:
-                raise ValueError(f"min_df as a share must lie in (0, 1]; got {min_df!r}.")
-            min_df = int(np.ceil(min_df * self.n_documents))
-        elif min_df < 1:
-            raise ValueError(f"min_df must be an integer >= 1 or a share in (0, 1]; got {min_df}.")
-        keep = np.asarray((self.counts > 0).sum(axis=0)).ravel() >= min_df
-        if stop_words is not None:
-            if isinstance(stop_words, str):
-                if stop_words != "english":
-                    raise ValueError(f"stop_words must be 'english', a list of words or None; "
-                                     f"got {stop_words!r}.")
-                from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as stop_words
-            stop = {str(word).lower() for word in stop_words}
-            keep &= np.array([term.lower() not in stop for term in self.vocabulary], dtype=bool)
-        if not keep.any():
-            raise ValueError("no terms are left after dropping stop words and terms used by "
-                             f"fewer than {min_df} documents.")
+        document_frequency = np.asarray((self.counts > 0).sum(axis=0)).ravel()
+        keep = kept_terms(self.vocabulary, document_frequency, self.n_documents, stop_words,
+                          min_df)
         columns = np.flatnonzero(keep)
         return Corpus(self.counts[:, columns], self.vocabulary[columns], self.doc_ids,
                       self.labels)
@@ -386,6 +368,48 @@ def _write_list(path, values):
             out.write(f"{value}\n")
 
 
+def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min_df=1):
+    """Which terms :meth:`Corpus.drop_terms` keeps, from the terms' document frequencies
+    (which add over row shards, so that a corpus on a cluster is filtered the same way).
+
+    Parameters
+    ----------
+    vocabulary : sequence of str of shape (n_terms,)
+    document_frequency : ndarray of int of shape (n_terms,)
+        The number of documents holding each term.
+    n_documents : int
+        Documents in the corpus, empty ones included (the base of a ``min_df`` share).
+    stop_words, min_df
+        As :meth:`Corpus.drop_terms` takes them.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_terms,)
+    """
+    if isinstance(min_df, bool) or not isinstance(min_df, (int, float, np.integer,
+                                                           np.floating)):
+        raise TypeError(f"min_df must be a number; got {type(min_df).__name__}.")
+    if isinstance(min_df, (float, np.floating)):
+        if not 0 < min_df <= 1:
+            raise ValueError(f"min_df as a share must lie in (0, 1]; got {min_df!r}.")
+        min_df = int(np.ceil(min_df * n_documents))
+    elif min_df < 1:
+        raise ValueError(f"min_df must be an integer >= 1 or a share in (0, 1]; got {min_df}.")
+    keep = np.asarray(document_frequency) >= min_df
+    if stop_words is not None:
+        if isinstance(stop_words, str):
+            if stop_words != "english":
+                raise ValueError(f"stop_words must be 'english', a list of words or None; "
+                                 f"got {stop_words!r}.")
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as stop_words
+        stop = {str(word).lower() for word in stop_words}
+        keep &= np.array([term.lower() not in stop for term in vocabulary], dtype=bool)
+    if not keep.any():
+        raise ValueError("no terms are left after dropping stop words and terms used by "
+                         f"fewer than {min_df} documents.")
+    return keep
+
+
 # ---------------------------------------------------------------------- reading
 def read_corpus(path, labels=None, text_column="text", id_column=None, label_column=None,
                 **vectorizer_options):
@@ -424,7 +448,11 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
     return corpus
 
 
-def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
+def count_file(path):
+    """The count-matrix file :func:`read_corpus` reads for ``path`` and its format, as
+    ``(file, "mtx" or "uci")``: ``path`` itself when it names a Matrix Market or UCI docword
+    file, the one a folder holds (``counts.mtx*``, else any ``*.mtx*``, else
+    ``docword.*.txt*``); None when ``path`` holds text."""
     name = os.path.basename(path)
     if os.path.isdir(path):
         found = sorted(glob.glob(os.path.join(path, "counts.mtx*"))) + sorted(
@@ -432,15 +460,20 @@ def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
         )
         docword = sorted(glob.glob(os.path.join(path, "docword.*.txt*")))
         if found:
-            corpus = _read_mtx(found[0])
-        elif docword:
-            corpus = _read_uci(docword[0])
-        else:
-            corpus = _read_folder(path, **vectorizer_options)
-    elif name.endswith((".mtx", ".mtx.gz")):
-        corpus = _read_mtx(path)
-    elif name.startswith("docword."):
-        corpus = _read_uci(path)
+            return found[0], "mtx"
+        return (docword[0], "uci") if docword else None
+    if name.endswith((".mtx", ".mtx.gz")):
+        return path, "mtx"
+    return (path, "uci") if name.startswith("docword.") else None
+
+
+def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
+    name = os.path.basename(path)
+    counts = count_file(path)
+    if counts is not None:
+        corpus = _read_mtx(counts[0]) if counts[1] == "mtx" else _read_uci(counts[0])
+    elif os.path.isdir(path):
+        corpus = _read_folder(path, **vectorizer_options)
     elif name.endswith((".csv", ".csv.gz")):
         corpus = _read_csv(path, text_column, id_column, label_column, **vectorizer_options)
     elif name.endswith((".txt", ".txt.gz")):

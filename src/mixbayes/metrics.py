@@ -355,9 +355,12 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
         or categorical :class:`~mixbayes.HDPMixture` (its ``top_words`` by probability), or the
         top words of each topic, best first: terms of ``vocabulary``, or column indices of
         ``X``.
-    X : array-like, sparse matrix or Corpus of shape (n_documents, n_terms)
+    X : array-like, sparse matrix, Corpus or dask array of shape (n_documents, n_terms)
         Word counts of the reference corpus (usually the one fitted); a
-        :class:`~mixbayes.Corpus` brings its vocabulary.
+        :class:`~mixbayes.Corpus` brings its vocabulary. A dask array (or a
+        :class:`~mixbayes.distributed.ShardedCorpus`) stays where it is: every chunk counts its
+        documents' pairs of top words, and the counts are summed on the workers (they add
+        over documents), so the result is the in-process one.
     measure : {"umass", "npmi", "c_v"}, default="umass"
         gensim's names ``"u_mass"`` and ``"c_npmi"`` are accepted too.
     vocabulary : sequence of str of length n_terms, optional
@@ -379,7 +382,7 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
     >>> [round(v, 3) for v in result.per_topic]
     [0.0, -27.226]
     """
-    from ._validation import check_counts
+    from ._validation import check_counts, is_distributed_input
 
     kind = _MEASURES.get(measure) if isinstance(measure, str) else None
     if kind is None:
@@ -388,11 +391,18 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
         raise ValueError(f"n must be an integer >= 1; got {n!r}.")
     if vocabulary is None:
         vocabulary = getattr(X, "vocabulary", None)
-    X = check_counts(X, "X")
-    columns, words = _topic_columns(topics, X.shape[1], vocabulary, int(n))
-    present = sp.csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr),
-                            shape=X.shape).tocsc()  # documents x terms, 1 where a term occurs
-    per_topic = np.array([_topic_coherence(present, cols, kind) for cols in columns])
+    if is_distributed_input(X):  # the counts stay where they are; only the pair counts come here
+        from .distributed._metrics import co_documents
+
+        X = getattr(X, "counts", X)
+    else:
+        X, co_documents = check_counts(X, "X"), _co_documents
+    n_documents, n_terms = X.shape
+    columns, words = _topic_columns(topics, n_terms, vocabulary, int(n))
+    terms = np.unique(np.concatenate(columns))  # every topic's top words, each once
+    together = co_documents(X, terms)
+    per_topic = np.array([_topic_coherence(together[np.ix_(at, at)], n_documents, kind)
+                          for at in (np.searchsorted(terms, cols) for cols in columns)])
     scored = per_topic[~np.isnan(per_topic)]
     mean = float(scored.mean()) if scored.size else float("nan")
     return Coherence(kind, per_topic, mean, words)
@@ -443,14 +453,22 @@ def _topic_columns(topics, n_terms, vocabulary, n):
     return columns, words
 
 
-def _topic_coherence(present, cols, kind):
-    """One topic's coherence from the documents-by-terms presence matrix (CSC)."""
-    m = cols.size
+def _co_documents(X, terms):
+    """How many documents of the CSR counts ``X`` hold each pair of the columns ``terms`` (the
+    diagonal: how many hold each), as a dense float array of shape (m, m); it adds over row
+    shards."""
+    present = sp.csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr),
+                            shape=X.shape)[:, terms]  # 1 where a term occurs
+    return (present.T @ present).toarray()
+
+
+def _topic_coherence(together, n_docs, kind):
+    """One topic's coherence from :func:`_co_documents` of its top words (best first) in a
+    corpus of ``n_docs`` documents."""
+    m = together.shape[0]
     if m < 2:
         return float("nan")
-    sub = present[:, cols]
-    n_docs = present.shape[0]
-    prob = (sub.T @ sub).toarray() / n_docs  # P(w_i, w_j); P(w_i) on the diagonal
+    prob = together / n_docs  # P(w_i, w_j); P(w_i) on the diagonal
     single = np.diag(prob).copy()
     seen = single > 0
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,8 +1,12 @@
 """``--scheduler ADDRESS`` and ``--workers N``: run a command's fit on a dask cluster.
 
-The input is read here, as without these flags, and sent to the workers in one row shard
-each (:func:`mixbayes.distributed.fit`); the CAVI or MAP iterations then run there, the loop
-and its progress bar (one tick per iteration) here. The workers' logs are kept to errors.
+A UCI docword or Matrix Market input is read by the workers, each its own rows, and stays
+there: everything the command computes from the counts is computed on the shards
+(:mod:`._sharded`), and the client holds at most :data:`SAMPLE` documents' counts at once.
+Other inputs (text, CSV, points) are read here, as without these flags, and sent to the
+workers in one row shard each (:func:`mixbayes.distributed.fit`). The CAVI or MAP iterations
+then run there, the loop and its progress bar (one tick per iteration) here. The workers' logs
+are kept to errors.
 ``mixbayes topics --select`` on a cluster leaves the coherence column of selection.csv empty
 (coherence is not computed on a cluster; topics.json still scores the chosen model).
 """
@@ -16,6 +20,9 @@ from contextlib import contextmanager
 MODELS = ("dmm", "gmm")
 # worker processes for --workers (the tests swap in threads: a process costs seconds to start)
 PROCESSES = True
+# documents whose counts the client gathers at once, at most: the fit's start sample and the
+# report's (mixbayes.distributed.START_SAMPLE)
+SAMPLE = 10_000
 
 
 def add_options(parser):
@@ -25,9 +32,10 @@ def add_options(parser):
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="fit on the running dask cluster of this scheduler (e.g. "
-                       "tcp://host:8786); the input is read here and sent to its workers; "
-                       'needs pip install "mixbayes[distributed]" (default: fit in this '
-                       "process)")
+                       "tcp://host:8786); its workers read a docword or .mtx[.gz] input "
+                       "themselves (the path must be readable there), other inputs are read "
+                       'here and sent; needs pip install "mixbayes[distributed]" (default: '
+                       "fit in this process)")
     where.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                        help="fit on a dask cluster of N worker processes started on this "
                        "machine for the run (default: fit in this process)")
@@ -61,7 +69,10 @@ def cluster_client(args):
         raise ValueError(f"{flag}: {exc}") from None
     quiet = logging.getLogger("distributed")
     level = quiet.level
-    quiet.setLevel(logging.ERROR)  # the client's notes on the workers it sees come and go
+    # the client's notes on the workers it sees come and go, and the workers' report of a task
+    # that failed (a shard of a bad input): the failure reaches the command as an exception,
+    # which it says in one line
+    quiet.setLevel(logging.CRITICAL)
     try:
         if flag == "--scheduler":
             try:
@@ -78,7 +89,7 @@ def cluster_client(args):
         else:
             with distributed.LocalCluster(
                 n_workers=value, threads_per_worker=1, processes=PROCESSES,
-                dashboard_address=None, silence_logs=logging.ERROR,
+                dashboard_address=None, silence_logs=logging.CRITICAL,
             ) as cluster, distributed.Client(cluster) as client:
                 yield client
     finally:
@@ -101,7 +112,7 @@ def fit(estimator, X, args):
         return estimator.fit(X)
     from ..distributed import fit as fit_on
 
-    return _home(fit_on(estimator, X, client=client))
+    return _home(fit_on(estimator, X, client=client, start_sample=SAMPLE))
 
 
 def select_n_topics(X, candidates, estimator, args, **options):
@@ -114,7 +125,8 @@ def select_n_topics(X, candidates, estimator, args, **options):
         return select(X, candidates, estimator, **options)
     from ..distributed import select_n_topics as select
 
-    selection = select(X, candidates, estimator, client=client, **dict(options, coherence=None))
+    selection = select(X, candidates, estimator, client=client, start_sample=SAMPLE,
+                       **dict(options, coherence=None))
     _home(selection.best_model)
     return selection
 

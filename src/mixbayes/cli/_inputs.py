@@ -33,7 +33,7 @@ def _is_raw_text(path):
     return name.endswith(_RAW_TEXT) and not name.startswith("docword.")
 
 
-def _stop_words(option, raw_text):
+def stop_words_of(option, raw_text):
     """``--stop-words``: None (keep all), "english", or the words of a file."""
     from ..corpus import read_text
     from .._validation import check_file
@@ -69,13 +69,21 @@ def read_documents(args):
     """The corpus of ``args.input`` with ``--labels``, ``--stop-words`` and ``--min-df``
     applied and its empty documents left out (blank lines, or nothing left after the filters:
     no model has anything to say about them, and every command treats them alike); returns
-    ``(corpus, stop_words_used, n_left_out)``."""
+    ``(corpus, stop_words_used, n_left_out)``.
+
+    On a cluster (``args.client``), a docword or Matrix Market file is read by the workers and
+    stays there: the corpus is then a :class:`._sharded.ClusterCorpus`.
+    """
     from ..corpus import read_corpus
+    from ._sharded import count_file, read_sharded
 
     path = args.input
     if path.endswith(".npy"):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
+    source = count_file(args)
+    if source is not None:
+        return read_sharded(args, source)
     raw = os.path.exists(path) and _is_raw_text(path)
     try:
         if path.endswith((".csv", ".csv.gz")):
@@ -90,19 +98,16 @@ def read_documents(args):
         else:
             corpus = read_corpus(path)
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
-        if not str(exc).startswith("path: "):
-            raise
-        raise type(exc)("input: " + str(exc)[len("path: "):]) from None
+        raise as_input_error(exc) from None
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
-    stop_words = _stop_words(args.stop_words, raw)
+    stop_words = stop_words_of(args.stop_words, raw)
     if stop_words is not None or args.min_df != 1:
         corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df)
     keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
     if keep.size == 0:
-        raise ValueError(f"input: every document of {path!r} is empty (after dropping stop "
-                         "words and rare terms).")
+        raise empty_corpus_error(path)
     left_out = corpus.n_documents - keep.size
     if left_out:
         from ..corpus import Corpus
@@ -110,6 +115,19 @@ def read_documents(args):
         corpus = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep],
                         None if corpus.labels is None else corpus.labels[keep])
     return corpus, stop_words, int(left_out)
+
+
+def as_input_error(exc):
+    """A reader's error naming its argument ``path`` as the command's ``input`` (others as they
+    are)."""
+    if not str(exc).startswith("path: "):
+        return exc
+    return type(exc)("input: " + str(exc)[len("path: "):])
+
+
+def empty_corpus_error(path):
+    return ValueError(f"input: every document of {path!r} is empty (after dropping stop words "
+                      "and rare terms).")
 
 
 def read_points(path):

@@ -137,11 +137,15 @@ def mean_text(entry):
     return f"mean ({mean}{', ...' if len(items) > 4 else ''})"
 
 
-def note_documents(settings, stop_words, args, left_out, stream):
-    """Record the stop words used and say how many empty documents were left out."""
+def note_documents(settings, stop_words, args, left_out, stream, notes=()):
+    """Record the stop words used, say how many empty documents were left out, and print the
+    reader's ``notes``."""
+    for note in notes:
+        print(f"note: {note}", file=stream)
     settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
         f"{len(stop_words)} words from {args.stop_words}")
     settings["empty_documents_left_out"] = left_out
     if left_out:
+        listed = "doc_topics.csv" if args.command == "topics" else "assignments.csv"
         print(f"{plural(left_out, 'empty document')} left out (blank, or no words left after "
-              "stop words and --min-df); they are not in assignments.csv", file=stream)
+              f"stop words and --min-df); they are not in {listed}", file=stream)

@@ -12,6 +12,7 @@ from ._dask import fit as cluster_fit
 from ._inputs import read_documents, read_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
+from ._sharded import probabilities
 from .report import write_run_report
 
 
@@ -55,7 +56,8 @@ def _run_dmm(args, settings, out, verbose, stream, start):
         estimator = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose)
     else:
         corpus, stop_words, left_out = read_documents(args)
-        note_documents(settings, stop_words, args, left_out, stream)
+        note_documents(settings, stop_words, args, left_out, stream,
+                       getattr(corpus, "notes", ()))
         estimator = DirichletMultinomialMixture(
             args.n_components, inference=args.inference, n_init=args.n_init,
             random_state=args.seed, verbose=verbose)
@@ -69,12 +71,10 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     settings["n_components"] = int(model.n_components)
     elapsed = time.perf_counter() - start
 
-    proba = model.predict_proba(corpus.counts)
     known = corpus.labels
     write_rows(out.file("assignments.csv"),
                ["doc_id", "cluster", "probability"] + (["label"] if known is not None else []),
-               ([doc, int(k), f"{proba[i, k]:.6f}"] + ([known[i]] if known is not None else [])
-                for i, (doc, k) in enumerate(zip(corpus.doc_ids, model.labels_))))
+               _assignments(model, corpus, known))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
     words = model.top_words(corpus.vocabulary, n=args.top)
     lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
@@ -119,6 +119,18 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
+
+
+def _assignments(model, corpus, known):
+    """The rows of a document mixture's assignments.csv, the probabilities computed a row
+    chunk at a time (one chunk in process, a shard at a time on a cluster)."""
+    i = 0
+    for proba in probabilities(model, corpus):
+        for row in proba:
+            k = model.labels_[i]
+            yield ([corpus.doc_ids[i], int(k), f"{row[k]:.6f}"]
+                   + ([known[i]] if known is not None else []))
+            i += 1
 
 
 # ---------------------------------------------------------------------- gmm

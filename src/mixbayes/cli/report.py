@@ -48,9 +48,13 @@ def run_report(args, stream):
 
 
 def write_run_report(args, out, model, data, **options):
-    """``--report`` on ``cluster`` and ``topics``: report.html into the run's folder."""
+    """``--report`` on ``cluster`` and ``topics``: report.html into the run's folder (of a
+    sample of the documents when they stay on a cluster)."""
     if getattr(args, "report", False):
-        _write(model, out.file(REPORT_FILE), data, options)
+        from ._sharded import report_data
+
+        data, sample = report_data(data)
+        _write(model, out.file(REPORT_FILE), data, dict(options, **sample))
 
 
 def _write(model, path, data, options):

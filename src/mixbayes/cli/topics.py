@@ -22,7 +22,7 @@ def run_topics(args, settings, out, verbose, stream):
 
     start = time.perf_counter()
     corpus, stop_words, left_out = read_documents(args)
-    note_documents(settings, stop_words, args, left_out, stream)
+    note_documents(settings, stop_words, args, left_out, stream, getattr(corpus, "notes", ()))
     estimator = TopicModel(args.n_components or 2, random_state=args.seed, verbose=verbose)
     selection = None
     if args.select is not None:

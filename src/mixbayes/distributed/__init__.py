@@ -74,8 +74,13 @@ iteration's steps replayed on them, and the fit goes on to the same joint MAP (u
 weight solver's tolerance, not bit for bit; see ``_topics.ShardedDocuments``).
 
 On the command line, ``mixbayes cluster ... --scheduler ADDRESS`` (and ``mixbayes topics``)
-fits on a running cluster and ``--workers N`` on one started for the run (the input is read by
-the command, then sent to the workers).
+fits on a running cluster and ``--workers N`` on one started for the run. A UCI docword or
+Matrix Market input is read by these readers, each worker its own rows, and stays there: the
+term filters, the empty documents left out, the mixture's probabilities, the topics' coherence
+(:func:`mixbayes.metrics.coherence` takes a dask array) and the report's sample of documents
+are computed on the shards, so the client holds at most ``START_SAMPLE`` documents' counts at
+once and writes what the in-process run writes (:mod:`mixbayes.cli._sharded`). Other inputs
+(text, CSV) are read by the command, then sent to the workers.
 
 Supported: :class:`~mixbayes.DirichletMultinomialMixture` with ``inference="vb"``,
 :class:`~mixbayes.VariationalGaussianMixture` and :class:`~mixbayes.TopicModel`; sharded
@@ -87,8 +92,8 @@ Importing this package does not import dask; using it needs
 """
 
 from ._cavi import START_SAMPLE, fit, fit_predict
-from ._readers import ShardedCorpus, read_docword, read_matrix_market
+from ._readers import NotSortedError, ShardedCorpus, read_docword, read_matrix_market
 from ._topics import select_n_topics
 
-__all__ = ["START_SAMPLE", "ShardedCorpus", "fit", "fit_predict", "read_docword",
-           "read_matrix_market", "select_n_topics"]
+__all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "fit", "fit_predict",
+           "read_docword", "read_matrix_market", "select_n_topics"]

@@ -77,6 +77,31 @@ def _moments(X, centre, full):
 
 
 # ---------------------------------------------------------------------- on the client
+def evenly_spaced(n, m):
+    """``m`` evenly spaced row numbers of ``n`` rows, increasing (all of them when ``m >= n``)."""
+    if m >= n:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
+
+
+def gather_rows(client, parts, sizes, rows):
+    """The rows numbered ``rows`` (increasing) of the row shards ``parts`` (futures of ``sizes``
+    rows each), gathered to the client as one matrix: a shard wanted whole travels as it is,
+    the others send only the rows wanted."""
+    offsets = np.cumsum([0] + list(sizes))
+    shard = np.searchsorted(offsets, rows, side="right") - 1
+    wanted = []
+    for s, part in enumerate(parts):
+        mine = rows[shard == s] - offsets[s]
+        if mine.size == sizes[s]:
+            wanted.append(part)
+        elif mine.size:
+            wanted.append(client.submit(_take, part, mine))
+    gathered = client.gather(wanted)
+    return (sp.vstack(gathered, format="csr") if sp.issparse(gathered[0])
+            else np.vstack(gathered))
+
+
 def _check_model(model):
     from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
 
@@ -116,17 +141,8 @@ class _Shards:
     def sample(self, m):
         """``m`` evenly spaced rows of the validated data, gathered to the client (every row,
         in order, when ``m >= n``)."""
-        offsets = np.cumsum([0] + [size for size in self.sizes if size])
-        if m >= self.n:
-            parts = self.client.gather(self.raw)
-        else:
-            rows = np.unique(np.linspace(0, self.n - 1, m).round().astype(np.int64))
-            shard = np.searchsorted(offsets, rows, side="right") - 1
-            parts = self.client.gather([
-                self.client.submit(_take, raw, rows[shard == s] - offsets[s])
-                for s, raw in enumerate(self.raw) if np.any(shard == s)
-            ])
-        return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.vstack(parts)
+        return gather_rows(self.client, self.raw, [size for size in self.sizes if size],
+                           evenly_spaced(self.n, m))
 
     def moments(self, centre, full):
         """The validated data's column moments about ``centre``, summed on the workers."""

@@ -12,8 +12,9 @@ cannot be seeked, and an unsorted one has no row ranges in byte ranges: their sh
 equal row ranges, and each worker streams the file from the start (to the end of its rows
 when sorted, to the end of the file when not), keeping its own rows.
 
-A file said to be sorted that is not is refused by the shard that finds a row outside its
-range (``sorted_rows=False`` then reads it, each shard reading the whole file).
+A file said to be sorted that is not is refused (:class:`NotSortedError`) by the shard that
+finds a row outside its range, or a row before the one above it when streaming
+(``sorted_rows=False`` then reads it, each shard reading the whole file).
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class ShardedCorpus:
         n_documents, n_terms = self.counts.shape
         return (f"ShardedCorpus({n_documents} documents x {n_terms} terms in "
                 f"{self.counts.numblocks[0]} shards, from {self.path!r})")
+
+
+class NotSortedError(ValueError):
+    """A file read as sorted by row that is not (``sorted_rows=False`` reads it)."""
 
 
 # ---------------------------------------------------------------------- the two headers
@@ -187,7 +192,7 @@ def _read_shard(path, header, start, stop, lo, hi, sorted_rows):
             handle.seek(start)
             rows, cols, values = _parse(handle.read(stop - start), path, layout)
         if rows.size and (rows.min() < lo or rows.max() >= hi):
-            raise ValueError(
+            raise NotSortedError(
                 f"path: {path!r} is not sorted by {layout.what} ({layout.what}s {lo}..{hi - 1} "
                 f"expected in its byte range){_UNSORTED_HINT.get(layout.kind, '')}.")
     else:
@@ -205,7 +210,7 @@ _UNSORTED_HINT = {"Matrix Market": "; read it with sorted_rows=False (every shar
 def _stream_range(path, header, lo, hi, sorted_rows):
     """The layout and the triples of rows ``lo .. hi - 1``, read from the start of the file
     (to its end, unless the rows are sorted)."""
-    kept, tail = [], b""
+    kept, tail, last = [], b"", 0
     with _open(path) as handle:
         layout = header(handle, path)
         while True:
@@ -217,6 +222,11 @@ def _stream_range(path, header, lo, hi, sorted_rows):
             if rows.size and (rows.min() < 1 or rows.max() > layout.n_rows):
                 raise ValueError(f"path: {path!r} holds a {layout.what} number outside "
                                  f"1..{layout.n_rows}.")
+            if sorted_rows and rows.size:  # else the stop below could miss rows further on
+                if rows[0] < last or np.any(np.diff(rows) < 0):
+                    raise NotSortedError(f"path: {path!r} is not sorted by {layout.what}"
+                                         f"{_UNSORTED_HINT.get(layout.kind, '')}.")
+                last = rows[-1]
             keep = (rows >= lo) & (rows < hi)
             kept.append((rows[keep], cols[keep], values[keep]))
             if not block or (sorted_rows and rows.size and rows[-1] >= hi):

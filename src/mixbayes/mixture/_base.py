@@ -42,18 +42,13 @@ from .._validation import (
     check_n_components,
     check_n_features,
     check_random_state,
+    is_distributed_input,
     plural,
     validate_params,
 )
 from ..exceptions import ConvergenceWarning
 from ..families.dirichlet import fit_polya_concentration
 from ._weights import DirichletWeights
-
-
-def is_distributed_input(X):
-    """Whether ``X`` is a dask collection or a corpus of one (without importing dask)."""
-    return any(callable(getattr(type(x), "__dask_graph__", None))
-               for x in (X, getattr(X, "counts", None)))
 
 
 @dataclass

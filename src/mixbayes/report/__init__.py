@@ -34,7 +34,7 @@ __all__ = ["build_report", "write_report"]
 
 
 def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=None,
-                 feature_names=None, title=None):
+                 feature_names=None, title=None, rows=None):
     """The report of a fitted model as one HTML page (a string).
 
     Parameters
@@ -59,6 +59,11 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
         Names of the points' features (default: x1, x2, ...).
     title : str, default=None
         The page's title (default: the model's kind).
+    rows : array-like of int, default=None
+        When ``data`` holds only some of the documents the model was fitted to (a sample of a
+        corpus kept on a dask cluster, as ``mixbayes topics --scheduler`` gives), their row
+        numbers among those documents, increasing: the example documents are drawn from them
+        and the page says so. For a Dirichlet-multinomial mixture or a topic model.
 
     Returns
     -------
@@ -77,9 +82,12 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
 
     kind = _kind(model)
     if kind == "terms":
-        counts, vocabulary, doc_ids = _documents(model, data, vocabulary, doc_ids)
-        payload = _extract.term_payload(model, counts, vocabulary, doc_ids)
+        counts, vocabulary, doc_ids, rows = _documents(model, data, vocabulary, doc_ids, rows)
+        payload = _extract.term_payload(model, counts, vocabulary, doc_ids, rows)
     else:
+        if rows is not None:
+            raise ValueError("rows: a sample of the documents is for a model of words; a "
+                             f"{type(model).__name__} draws its points.")
         points = _points(model, data, kind)
         if kind == "tree":
             payload = _extract.tree_payload(model, points, feature_names)
@@ -148,10 +156,11 @@ def _n_documents(model):
     return model.labels_.shape[0]
 
 
-def _documents(model, data, vocabulary, doc_ids):
-    """The counts, vocabulary and document names, checked against the model: the same
-    number of documents and of terms, and every term's total count where the model records
-    it (a vocabulary in another order, or read with other stop words, differs there)."""
+def _documents(model, data, vocabulary, doc_ids, rows):
+    """The counts, vocabulary, document names and sample ``rows``, checked against the model:
+    the same number of documents (or rows naming documents of the model) and of terms, and
+    every term's total count where the model records it (a vocabulary in another order, or
+    read with other stop words, differs there; a sample's totals are its own)."""
     from ..corpus import Corpus
     from ..topics import TopicModel
     from ._extract import term_totals
@@ -176,8 +185,12 @@ def _documents(model, data, vocabulary, doc_ids):
         raise ValueError(f"vocabulary: it has {plural(len(vocabulary), 'term')} but the model "
                          f"was fitted to {plural(p, 'term')}.")
     if counts is None:
-        return None, vocabulary, None
+        if rows is not None:
+            raise ValueError("rows: they name the documents of data, and no data are given.")
+        return None, vocabulary, None, None
     n = _n_documents(model)
+    if rows is not None:
+        return counts, vocabulary, _sample_ids(counts, doc_ids), _sample_rows(rows, counts, n)
     if counts.shape[0] != n:
         raise ValueError(f"data: the corpus has {plural(counts.shape[0], 'document')} but the "
                          f"model was fitted to {plural(n, 'document')}; give the corpus the "
@@ -197,10 +210,26 @@ def _documents(model, data, vocabulary, doc_ids):
                          f"the documents the model was fitted to ({plural(wrong.size, 'term')} "
                          "differ); give the corpus the model was fitted to, its terms in the "
                          "same order.")
+    return counts, vocabulary, _sample_ids(counts, doc_ids), None
+
+
+def _sample_ids(counts, doc_ids):
     if doc_ids is not None and len(doc_ids) != counts.shape[0]:
         raise ValueError(f"doc_ids: it has {len(doc_ids)} entries for "
                          f"{plural(counts.shape[0], 'document')}.")
-    return counts, vocabulary, doc_ids
+    return doc_ids
+
+
+def _sample_rows(rows, counts, n):
+    """``rows`` as increasing row numbers below ``n``, one per document of ``counts``."""
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or rows.dtype.kind not in "iu" or rows.size != counts.shape[0]:
+        raise ValueError(f"rows: expected one row number per document of data "
+                         f"({counts.shape[0]}); got {rows.size} of dtype {rows.dtype}.")
+    if rows.size and (rows[0] < 0 or rows[-1] >= n or np.any(np.diff(rows) <= 0)):
+        raise ValueError(f"rows: must increase within 0..{n - 1} (the documents the model "
+                         "was fitted to).")
+    return rows.astype(np.int64)
 
 
 def _points(model, data, kind):

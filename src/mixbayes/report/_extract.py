@@ -33,11 +33,13 @@ JITTER = 1.0  # one feature: points spread over [-JITTER, JITTER] vertically
 
 
 # --------------------------------------------------------------------------- term models
-def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
+def term_payload(model, counts=None, vocabulary=None, doc_ids=None, rows=None):
     """The map, term panel, sizes, trace and examples of a model of word distributions.
 
     ``counts`` (the training documents, CSR) enables the example documents; ``vocabulary``
     names the terms (default: ``term 0``, ``term 1``, ... as the model file stores none).
+    ``rows``, when given, numbers the documents of ``counts`` among the training documents
+    (a sample of them): the examples are drawn from those.
     """
     from ..hdp import HDPMixture
     from ..mixture import DirichletMultinomialMixture
@@ -45,12 +47,15 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
     V = model.n_features_in_
     names = (np.array([f"term {j}" for j in range(V)], dtype=object) if vocabulary is None
              else np.asarray(vocabulary, dtype=object))
+    if rows is not None and isinstance(model, HDPMixture):
+        raise ValueError("rows: the HDP's example documents come from every document's token "
+                         "labels; give all the documents it was fitted to.")
     if isinstance(model, DirichletMultinomialMixture):
-        view = _dmm_view(model, counts)
+        view = _dmm_view(model, counts, rows)
     elif isinstance(model, HDPMixture):
         view = _hdp_view(model, counts)
     else:
-        view = _topic_view(model, counts)
+        view = _topic_view(model, counts, rows)
     P, kept = view["P"], view["kept"]
     coords = _geometry.map_coordinates(_geometry.js_distances(P[kept])) if kept.size else \
         np.zeros((0, 2))
@@ -65,19 +70,26 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None):
                    map_note="Jensen-Shannon distance between word distributions, by "
                             "metric MDS (classical MDS refined by stress majorization); "
                             "circle area = share")
+    notes = []
     empty = sorted(set(range(P.shape[0])) - set(kept.tolist()))
     if empty:
-        payload["note"] = (f"{plural(len(empty), 'empty ' + view['unit'])} not drawn: "
-                           f"{', '.join(map(str, empty[:20]))}{' ...' if len(empty) > 20 else ''}")
+        notes.append(f"{plural(len(empty), 'empty ' + view['unit'])} not drawn: "
+                     f"{', '.join(map(str, empty[:20]))}{' ...' if len(empty) > 20 else ''}")
     if view["scores"] is not None:
         payload["examples"] = _examples(view["scores"], kept, counts, names, doc_ids)
         payload["example_score"] = view["score_name"]
+        if rows is not None:
+            notes.append(f"example documents drawn from a sample of {rows.size:,} of the "
+                         f"{view['n_documents']:,} documents")
+    if notes:
+        payload["note"] = "; ".join(notes)
     return payload
 
 
-def _dmm_view(model, counts):
+def _dmm_view(model, counts, rows=None):
     """What a Dirichlet-multinomial mixture shows: the clusters holding documents, their
-    posterior mean word distributions, and (given the documents) each member's probability."""
+    posterior mean word distributions, and (given the documents, or the sample of them at
+    ``rows``) each member's probability."""
     P = model.components_
     totals = term_totals(model)
     sizes = np.bincount(model.labels_, minlength=model.n_components)
@@ -94,9 +106,10 @@ def _dmm_view(model, counts):
         fit = f"ELBO {model.elbo_:.6g} after {plural(model.n_iter_, 'iteration')}"
     scores = None
     if counts is not None:  # a document's probability in its own cluster only
-        own = np.arange(P.shape[0])[None, :] == model.labels_[:, None]
+        labels = model.labels_ if rows is None else model.labels_[rows]
+        own = np.arange(P.shape[0])[None, :] == labels[:, None]
         scores = np.where(own, model.predict_proba(counts), -np.inf)
-    return dict(
+    return dict(n_documents=len(model.labels_),
         P=P, frequency=totals / totals.sum(), kept=kept, share=model.weights_,
         present=model.word_concentration_ - model.word_prior_ >= 0.5,  # as top_words
         size=[plural(int(n), "document") for n in sizes], unit="cluster", traces=traces,
@@ -107,12 +120,15 @@ def _dmm_view(model, counts):
         scores=scores, score_name="probability")
 
 
-def _topic_view(model, counts):
-    """What a topic model shows: every topic, its usage, and (given the documents) the
-    documents of highest weight on it."""
+def _topic_view(model, counts, rows=None):
+    """What a topic model shows: every topic, its usage, and (given the documents, or the
+    sample of them at ``rows``) the documents of highest weight on it."""
     P = model.topics_
     main = np.bincount(model.doc_topic_.argmax(axis=1), minlength=P.shape[0])
-    return dict(
+    scores = None
+    if counts is not None:
+        scores = model.doc_topic_ if rows is None else model.doc_topic_[rows]
+    return dict(n_documents=model.doc_topic_.shape[0],
         P=P, frequency=model.term_frequency_, kept=np.arange(P.shape[0]), share=model.usage_,
         present=P > 0,
         size=[f"usage {u:.3f}, main topic of {plural(int(n), 'document')}"
@@ -124,7 +140,7 @@ def _topic_view(model, counts):
                   f"{plural(P.shape[1], 'term')}, {plural(P.shape[0], 'topic')}; log posterior "
                   f"{model.log_posterior_:.6g} after {plural(model.n_iter_, 'iteration')}"
                   + ("" if model.converged_ else " (NOT converged)")),
-        scores=model.doc_topic_ if counts is not None else None, score_name="topic weight")
+        scores=scores, score_name="topic weight")
 
 
 def _hdp_view(model, counts):
