@@ -405,8 +405,11 @@ def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min
         stop = {str(word).lower() for word in stop_words}
         keep &= np.array([term.lower() not in stop for term in vocabulary], dtype=bool)
     if not keep.any():
-        raise ValueError("no terms are left after dropping stop words and terms used by "
-                         f"fewer than {min_df} documents.")
+        dropped = [what for what, asked in (
+            ("stop words", stop_words is not None),
+            (f"terms used by fewer than {min_df} documents", min_df > 1)) if asked]
+        raise ValueError(f"no terms are left after dropping {' and '.join(dropped)}." if dropped
+                         else "no term occurs in any document.")
     return keep
 
 

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("distributed", reason='needs pip install "mixbayes[distributed]"')
 
 import mixbayes as mb  # noqa: E402
-from mixbayes.cli import _dask  # noqa: E402
+from mixbayes.cli import _dask, cluster  # noqa: E402
 from test_cli import _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
 
@@ -92,12 +92,38 @@ def test_topics_select_on_the_scheduler(client, tmp_path):
     result = _run("topics", "data/counts.mtx", "--select", "2:2", "-q", "--out", "out",
                   "--scheduler", client.scheduler.address, cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    local = mb.select_n_topics(corpus.counts, [2], mb.TopicModel(2, random_state=0), verbose=0)
+    local = mb.select_n_topics(corpus.counts, [2], mb.TopicModel(2, random_state=0), verbose=0,
+                               coherence="umass")
     rows = (tmp_path / "out" / "selection.csv").read_text().splitlines()
     header = rows[0].split(",")
     table = [dict(zip(header, row.split(","))) for row in rows[1:]]
     assert [float(row["log_bayes_factor"]) for row in table] == pytest.approx(
         [row["log_bayes_factor"] for row in local.table], rel=1e-6)  # as written: 6 digits
-    assert all(row["coherence"] == "nan" for row in table)  # not computed on a cluster
+    # the co-document counts summed on the workers
+    assert [float(row["coherence"]) for row in table] == pytest.approx(
+        [row["coherence"] for row in local.table], rel=1e-6)
     doc_topics = (tmp_path / "out" / "doc_topics.csv").read_text().splitlines()
     assert len(doc_topics) == 41
+
+
+def test_a_failing_cluster_is_one_line(tmp_path, monkeypatch):
+    """A task that kills its workers (as running out of memory does) ends the run with one
+    line naming the cluster, not dask's traceback."""
+    import types
+
+    import distributed
+
+    def killed(estimator, X, args):
+        worker = types.SimpleNamespace(address="tcp://10.0.0.2:4321")
+        raise distributed.KilledWorker("_local_step-1", worker, 3)
+
+    monkeypatch.setattr(_dask, "PROCESSES", False)
+    monkeypatch.setattr(cluster, "cluster_fit", killed)
+    X, _ = mb.datasets.make_gaussian_mixture(30, 2, 2, random_state=1)
+    np.save(tmp_path / "points.npy", X)
+    result = _run("cluster", "points.npy", "--model", "gmm", "-k", "2", "--workers", "1",
+                  "--out", "out", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("mixbayes: error: the dask cluster failed during the run "
+                                    "(KilledWorker: ")
+    assert not (tmp_path / "out").exists()

@@ -11,7 +11,6 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array", reason='needs dask: pip install "mixbayes[distributed]"')
 
 import mixbayes as mb  # noqa: E402
-from mixbayes.distributed import select_n_topics  # noqa: E402
 from mixbayes.exceptions import ConvergenceWarning  # noqa: E402
 from mixbayes.topics import _blocks, _fit  # noqa: E402
 
@@ -73,19 +72,18 @@ def test_select_n_topics_as_in_process(client, counts):
     estimator = mb.TopicModel(max_iter=10, qn_below=1e9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        expected = mb.select_n_topics(counts, range(2, 4), estimator, scan_all=True, verbose=0)
+        expected = mb.select_n_topics(counts, range(2, 4), estimator, scan_all=True, verbose=0,
+                                      coherence="npmi")
         remote = mb.select_n_topics(da.from_array(counts, chunks=((0, 1, 59), (40,)),
                                                   asarray=False),
-                                    range(2, 4), estimator, scan_all=True, verbose=0)
+                                    range(2, 4), estimator, scan_all=True, verbose=0,
+                                    coherence="npmi")
     assert remote.best_k == expected.best_k
     for got, want in zip(remote.table, expected.table, strict=True):
         assert got["n_iter"] == want["n_iter"]
         for name in ("log_marginal_likelihood", "log_bayes_factor", "log_posterior",
-                     "dispersion", "df"):
+                     "dispersion", "df", "coherence"):
             assert got[name] == pytest.approx(want[name], rel=1e-9), name
-    with pytest.raises(ValueError, match="coherence: topic coherence is not computed on a dask"):
-        select_n_topics(da.from_array(counts, chunks=(30, 40), asarray=False), range(2, 4),
-                        coherence="umass")
 
 
 def test_blocks_pickle(counts):

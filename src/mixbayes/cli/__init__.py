@@ -423,3 +423,13 @@ def main(argv=None):
         message = " ".join(str(exc).split())  # one line, whatever the message held
         print(f"mixbayes: error: {cli_words(message)}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        if not type(exc).__module__.startswith("distributed."):
+            raise
+        # the cluster failed under the fit (a task that kills its workers, as running out of
+        # memory does; a scheduler gone; a worker lost more often than a fit recovers from)
+        message = " ".join(str(exc).split()) or "no message"
+        print(f"mixbayes: error: the dask cluster failed during the run ({type(exc).__name__}: "
+              f"{message}); check the workers' memory and logs, then run it again.",
+              file=sys.stderr)
+        return 1

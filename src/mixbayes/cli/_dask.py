@@ -7,8 +7,6 @@ Other inputs (text, CSV, points) are read here, as without these flags, and sent
 workers in one row shard each (:func:`mixbayes.distributed.fit`). The CAVI or MAP iterations
 then run there, the loop and its progress bar (one tick per iteration) here. The workers' logs
 are kept to errors.
-``mixbayes topics --select`` on a cluster leaves the coherence column of selection.csv empty
-(coherence is not computed on a cluster; topics.json still scores the chosen model).
 """
 
 from __future__ import annotations
@@ -116,8 +114,7 @@ def fit(estimator, X, args):
 
 
 def select_n_topics(X, candidates, estimator, args, **options):
-    """:func:`mixbayes.select_n_topics`, on the cluster of ``args.client`` when there is one
-    (without the coherence column there: it is not computed on a cluster)."""
+    """:func:`mixbayes.select_n_topics`, on the cluster of ``args.client`` when there is one."""
     client = getattr(args, "client", None)
     if client is None:
         from ..topics import select_n_topics as select
@@ -125,8 +122,7 @@ def select_n_topics(X, candidates, estimator, args, **options):
         return select(X, candidates, estimator, **options)
     from ..distributed import select_n_topics as select
 
-    selection = select(X, candidates, estimator, client=client, start_sample=SAMPLE,
-                       **dict(options, coherence=None))
+    selection = select(X, candidates, estimator, client=client, start_sample=SAMPLE, **options)
     _home(selection.best_model)
     return selection
 

@@ -321,14 +321,10 @@ def fit_topics(model, X, *, client=None, start_sample=START_SAMPLE):
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
                     verbose=1, coherence=None, *, client=None, start_sample=START_SAMPLE):
     """:func:`mixbayes.select_n_topics` on the cluster: the same scan, fits and evidence, the
-    documents on the workers. ``coherence`` is not offered (it pairs every two top words over
-    all documents)."""
+    documents on the workers; ``coherence``'s co-document counts are summed there too."""
+    from .. import metrics
     from ..topics.selection import check_candidates, scan
 
-    if coherence is not None:
-        raise ValueError("coherence: topic coherence is not computed on a dask cluster; leave "
-                         "it None, or score the chosen model on a sample of the documents "
-                         "with mixbayes.metrics.coherence.")
     corpus = _Corpus(X, get_client(client))
     candidates = check_candidates(candidates, corpus.n_used_total, stop_after, coherence)
     used_terms = corpus.used_terms
@@ -367,5 +363,8 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
             f"{corpus.column_totals.size - used_terms.size} term(s) of X never occur; they are "
             "left out of every fit and get probability 0 in every topic.", UserWarning,
             stacklevel=3)
-    return scan(candidates, estimator, fit, evidence, None, scan_all, stop_after, verbose,
-                coherence)
+    def coherence_of(model):
+        return metrics.coherence(model, X, coherence).mean
+
+    return scan(candidates, estimator, fit, evidence, coherence_of if coherence else None,
+                scan_all, stop_after, verbose, coherence)
