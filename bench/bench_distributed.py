@@ -109,10 +109,12 @@ def dask_corpus(args, n_docs, chunk):
         for i, size in enumerate(chunk_sizes(n_docs, chunk))])
 
 
-def local_corpus(args, n_docs):
+def local_corpus(args, n_docs, chunk=None):
+    """The corpus :func:`dask_corpus` draws, drawn here (the same chunks: the same documents)."""
     return sp.vstack([simulate_chunk(i, size, args.seed, args.terms, args.clusters,
                                      args.mean_length)
-                      for i, size in enumerate(chunk_sizes(n_docs, args.chunk))], format="csr")
+                      for i, size in enumerate(chunk_sizes(n_docs, chunk or args.chunk))],
+                     format="csr")
 
 
 # ---------------------------------------------------------------------- measuring a fit
@@ -299,7 +301,7 @@ def fit_topics(args, n_workers, n_docs):
         probe.install(model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(local_corpus(args, n_docs))
+            model.fit(local_corpus(args, n_docs, args.topics_chunk))
         memory = [peak_rss()]
     else:
         with warnings.catch_warnings():
@@ -312,15 +314,26 @@ def fit_topics(args, n_workers, n_docs):
             probe.install(model)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit(model, dask_corpus(args, n_docs, args.chunk), client=client)
+                fit(model, dask_corpus(args, n_docs, args.topics_chunk), client=client)
             memory = sorted(client.run(peak_rss).values())
     seconds, loopback, served, _ = probe.per_iteration()
     setting = ("in process (1 thread)" if not n_workers else
                f"{n_workers} worker process{'es' if n_workers > 1 else ''}")
     return dict(setting=setting, workers=n_workers, docs=n_docs,
-                shards=len(chunk_sizes(n_docs, args.chunk)) if n_workers else 1,
+                shards=len(chunk_sizes(n_docs, args.topics_chunk)) if n_workers else 1,
                 seconds=seconds, loopback=loopback, served=served, memory=memory,
                 iterations=model.n_iter_, topics_size=model.topics_.nbytes)
+
+
+def report_topics_run(args, n_workers):
+    start = time.perf_counter()
+    r = fit_topics(args, n_workers, args.topics_docs)
+    print(f"topics, {r['setting']}: {r['seconds']:.3f} s/iteration over "
+          f"{r['iterations'] - 1} iterations, peak memory "
+          f"{[round(m / 2**20) for m in r['memory']]} MiB, served by workers "
+          f"{r['served'] / 2**20:.2f} MiB/iteration ({time.perf_counter() - start:.0f} s in all)",
+          flush=True)
+    return r
 
 
 def topics_report(rows):
@@ -436,6 +449,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--topics-docs", type=int, default=100_000,
                         help="documents for the topic model's runs (0: none)")
+    parser.add_argument("--topics-chunk", type=int, default=10_000,
+                        help="documents per shard in the topic model's runs")
     parser.add_argument("--write", default=None)
     args = parser.parse_args()
     if 1 not in [int(n) for n in args.workers.split(",")]:
@@ -460,31 +475,31 @@ def main():
     small = fit_on_cluster(args, 2, small_docs, chunk=max(small_docs // 2, 1))
     print(f"overhead run ({small_docs:,} documents, 2 workers): {small['seconds']:.3f} "
           "s/iteration", flush=True)
+    # every cluster run before the in-process ones: worker processes forked from this one
+    # would report its peak memory (ru_maxrss passes to a fork) once it has held a corpus
+    topic_settings = ([int(w) for w in args.workers.split(",")] + [0]) if args.topics_docs else []
+    topic_rows = []
+    for n_workers in topic_settings[:-1]:
+        topic_rows.append(report_topics_run(args, n_workers))
     n_inprocess = inprocess_size(args) if args.inprocess_docs != 0 else 0
     if n_inprocess:
         rows.append(fit_in_process(args, n_inprocess))
         print(f"in process: {rows[-1]['seconds']:.3f} s/iteration on {n_inprocess:,} "
               "documents", flush=True)
+    if topic_settings:
+        topic_rows.append(report_topics_run(args, 0))
     model = scaling_model(rows, small, args.bandwidth)
     text = report(args, rows, small, model)
-    if args.topics_docs:
-        topic_rows = []
-        for n_workers in [int(w) for w in args.workers.split(",")] + [0]:
-            start = time.perf_counter()
-            topic_rows.append(fit_topics(args, n_workers, args.topics_docs))
-            r = topic_rows[-1]
-            print(f"topics, {r['setting']}: {r['seconds']:.3f} s/iteration over "
-                  f"{r['iterations'] - 1} iterations, served by workers "
-                  f"{r['served'] / 2**20:.2f} MiB/iteration "
-                  f"({time.perf_counter() - start:.0f} s in all)", flush=True)
+    if topic_rows:
         text += (
             f"\n\n**The topic model** (`TopicModel`, K = {args.clusters}, the build-up start, "
             f"{args.iterations} MAP iterations, the first untimed) on the first "
-            f"{args.topics_docs:,} of these documents. An iteration maps several steps over the "
-            "shards (the weight solve and EM step, the log posterior, the secant step's shares), "
-            "each with its round trip; what travels is the topics scattered "
-            f"({topic_rows[0]['topics_size'] / 2**20:.2f} MiB, p x K) and each shard's p x K word "
-            "counts, never a shard's documents or weights.\n\n" + topics_report(topic_rows))
+            f"{args.topics_docs:,} of these documents, in shards of {args.topics_chunk:,}. An "
+            "iteration maps several steps over the shards (the weight solve and EM step, the log "
+            "posterior, the secant step's shares), each with its round trip; what travels is the "
+            f"topics scattered ({topic_rows[0]['topics_size'] / 2**20:.2f} MiB, p x K) and each "
+            "shard's p x K word counts, never a shard's documents or weights.\n\n"
+            + topics_report(topic_rows))
     print("\n" + text)
     if args.write:
         write_section(args.write, HEADING,

@@ -213,6 +213,7 @@ def _read(path, kind, client, sorted_rows):
     from dask import delayed
 
     from ..distributed import read_docword, read_matrix_market
+    from ..distributed._dask import spread
     from ._inputs import as_input_error
 
     where = os.path.abspath(path)  # a worker's working folder is not this one
@@ -225,7 +226,7 @@ def _read(path, kind, client, sorted_rows):
         raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None
     blocks = [block for block, size in zip(sharded.counts.to_delayed().ravel(),
                                             sharded.counts.chunks[0]) if size]
-    parts = client.compute([delayed(_checked)(block, path) for block in blocks])
+    parts = spread(client, [delayed(_checked)(block, path) for block in blocks])
     _raise_first_error(parts, path, where)
     return sharded, parts
 

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from .._sizes import Sized
 from .._validation import validate_params
-from ._dask import get_client, require, scatter, total, tree_reduce
+from ._dask import Homes, get_client, require, scatter, total, tree_reduce
 
 START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs on, on the client
 
@@ -133,8 +133,10 @@ class _Shards:
         self.sizes = [int(size) for size in X.chunks[0]]
         self.n = sum(self.sizes)
         blocks = [block for block, size in zip(X.to_delayed().ravel(), self.sizes) if size]
-        self.raw = [client.submit(_validate, check_values, block)
-                    for block in client.compute(blocks)]
+        delayed = require()[0].delayed
+        self.homes = Homes(client, len(blocks))
+        self.raw = self.homes.compute([delayed(_validate)(check_values, block)
+                                       for block in blocks])
         self.data = None
         self.constant = None
 
@@ -147,7 +149,8 @@ class _Shards:
     def moments(self, centre, full):
         """The validated data's column moments about ``centre``, summed on the workers."""
         centre = scatter(self.client, centre)
-        parts = [self.client.submit(_moments, raw, centre, full) for raw in self.raw]
+        parts = [self.homes.submit(i, _moments, raw, centre, full)
+                 for i, raw in enumerate(self.raw)]
         return self._reduce(parts, total).result()
 
     def _reduce(self, parts, add, first=None):
@@ -157,7 +160,7 @@ class _Shards:
 
     def prepare(self, family):
         """Prepare every shard for ``family`` (on its worker) and drop the validated copy."""
-        self.data = [self.client.submit(_prepare, family, raw) for raw in self.raw]
+        self.data = [self.homes.submit(i, _prepare, family, raw) for i, raw in enumerate(self.raw)]
         self.raw = None
         self.constant = self.client.submit(_log_base, family, *self.data).result()
 
@@ -166,8 +169,8 @@ class _Shards:
         sum the statistics on the workers; return the shards' futures and the fetched sum."""
         globals_ = scatter(self.client, (family, state.family_expectations,
                                           state.expected_log_weights))
-        local = [self.client.submit(_local_step, data, globals_, pure=False)
-                 for data in self.data]
+        local = [self.homes.submit(i, _local_step, data, globals_, pure=False)
+                 for i, data in enumerate(self.data)]
         return local, self._reduce(local, _add, _summary).result()
 
     def labels(self, local):

@@ -34,6 +34,46 @@ def get_client(client):
         ) from None
 
 
+class Homes:
+    """A worker for every shard, round robin, that each task on the shard is asked of.
+
+    Left to itself the scheduler puts a task where it sees room at the moment, and where a
+    shard's data lie it stays: a fit's eight shards ended five on one worker and three on the
+    other, and every iteration waited for the five. So every task on shard ``i`` is asked of
+    ``of[i]``, loosely (``allow_other_workers``): a shard whose home is gone (a lost worker, as
+    dask recomputes it) runs elsewhere.
+    """
+
+    def __init__(self, client, n):
+        workers = sorted(client.scheduler_info()["workers"])
+        self.client = client
+        self.of = [workers[i % len(workers)] if workers else None for i in range(n)]
+
+    def _where(self, i):
+        home = self.of[i]
+        return {} if home is None else dict(workers=[home], allow_other_workers=True)
+
+    def submit(self, i, function, *args, **kwargs):
+        """``client.submit(function, *args)`` at shard ``i``'s home."""
+        return self.client.submit(function, *args, **kwargs, **self._where(i))
+
+    def compute(self, blocks):
+        """Futures of the dask objects ``blocks``, block ``i`` computed at shard ``i``'s home."""
+        return [self.client.compute(block, **self._where(i)) for i, block in enumerate(blocks)]
+
+    def subset(self, keep):
+        """The homes of the shards ``keep`` (booleans), in order."""
+        twin = Homes.__new__(Homes)
+        twin.client, twin.of = self.client, [home for home, k in zip(self.of, keep) if k]
+        return twin
+
+
+def spread(client, blocks):
+    """Futures of the dask objects ``blocks`` (shards), computed on the workers in turn
+    (see :class:`Homes`)."""
+    return Homes(client, len(blocks)).compute(blocks)
+
+
 FAN_IN = 8  # parts summed per reduce task
 
 

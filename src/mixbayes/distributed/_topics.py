@@ -143,8 +143,8 @@ class ShardedDocuments:
     same joint MAP, not bit for bit on the same path.
     """
 
-    def __init__(self, client, blocks, total_words, sources, theta):
-        self.client, self.total_words = client, total_words
+    def __init__(self, client, blocks, total_words, sources, theta, homes):
+        self.client, self.total_words, self.homes = client, total_words, homes
         self._held = blocks  # futures of each shard's block, or of (block, share)
         self._steps = []  # updates not yet sent
         self._sent = (None, None)  # the last array scattered and its future
@@ -161,7 +161,7 @@ class ShardedDocuments:
     def copy(self):
         """Another handle on the same blocks (their updates then part ways)."""
         twin = ShardedDocuments(self.client, list(self.blocks), self.total_words, self._sources,
-                                self._anchor)
+                                self._anchor, self.homes)
         twin._log = list(self._log)
         return twin
 
@@ -185,7 +185,8 @@ class ShardedDocuments:
 
     def _submit(self, steps):
         steps, self._steps = self._steps + steps, []
-        return [self.client.submit(_apply, held, steps, pure=False) for held in self._held]
+        return [self.homes.submit(i, _apply, held, steps, pure=False)
+                for i, held in enumerate(self._held)]
 
     def update(self, function, *args):
         self._steps.append(self._record(function, args, "update"))
@@ -209,9 +210,9 @@ class ShardedDocuments:
                 except distributed.client.FuturesCancelledError:
                     pass
                 self._held = [
-                    held if held.status == "finished" else self.client.submit(
-                        _replay, source, self._anchor, self._log, pure=False)
-                    for held, source in zip(self._held, self._sources)]
+                    held if held.status == "finished" else self.homes.submit(
+                        i, _replay, source, self._anchor, self._log, pure=False)
+                    for i, (held, source) in enumerate(zip(self._held, self._sources))]
 
     def sum(self, function, *args):
         return self._reduce(function, args, "sum")
@@ -229,19 +230,22 @@ class _Corpus:
         self.client = client
         shards = _Shards(client, _as_dask(X, _check, client, da), _check)
         self.n, self.sizes = shards.n, [size for size in shards.sizes if size]
-        self.masks = [client.submit(_used_mask, raw) for raw in shards.raw]
-        self.n_used = client.gather([client.submit(np.count_nonzero, mask)
-                                     for mask in self.masks])
+        at = shards.homes.submit  # every shard's tasks on its home worker
+        self.masks = [at(i, _used_mask, raw) for i, raw in enumerate(shards.raw)]
+        self.n_used = client.gather([at(i, np.count_nonzero, mask)
+                                     for i, mask in enumerate(self.masks)])
         self.column_totals = tree_reduce(
-            client, [client.submit(_column_totals, raw) for raw in shards.raw], total).result()
+            client, [at(i, _column_totals, raw) for i, raw in enumerate(shards.raw)],
+            total).result()
         self.used_terms = np.flatnonzero(self.column_totals > 0)
         self.total_words = float(self.column_totals.sum())
         # kept: a worker lost later has the rows it held prepared again from the terms
         self._terms = terms = scatter(client, self.used_terms)
-        self.rows = [client.submit(_used_rows, raw, mask, terms)
-                     for raw, mask in zip(shards.raw, self.masks)]
-        self.counts = [client.submit(_fit.CountsCSR.from_matrix, rows) if used else None
-                       for rows, used in zip(self.rows, self.n_used)]
+        self.rows = [at(i, _used_rows, raw, mask, terms)
+                     for i, (raw, mask) in enumerate(zip(shards.raw, self.masks))]
+        self.counts = [at(i, _fit.CountsCSR.from_matrix, rows) if used else None
+                       for i, (rows, used) in enumerate(zip(self.rows, self.n_used))]
+        self.homes = shards.homes.subset([used > 0 for used in self.n_used])
 
     @property
     def n_used_total(self):
@@ -269,8 +273,8 @@ class _Corpus:
         theta = scatter(self.client, theta_PK)
         sources = [counts for counts in self.counts if counts is not None]
         return ShardedDocuments(self.client, [
-            self.client.submit(_blocks.start, counts, theta, pure=False) for counts in sources],
-            self.total_words, sources, theta)
+            self.homes.submit(i, _blocks.start, counts, theta, pure=False)
+            for i, counts in enumerate(sources)], self.total_words, sources, theta, self.homes)
 
     def doc_topic(self, docs, K):
         """Every document's weights as a dask array, chunked like the non-empty shards."""
