@@ -118,6 +118,8 @@ def test_each_kind_makes_a_self_contained_page(saved, kind):
     _assert_self_contained(page)
     payload = _payload(page)
     assert payload["traces"] and all(t["series"] for t in payload["traces"])
+    if kind in ("dmm", "topics", "gmm"):  # the last point is the last iteration
+        assert payload["traces"][0]["series"][0]["x"][-1] == model.n_iter_
     if kind == "tree":
         nodes = payload["nodes"]
         assert len(nodes) == model.tree_.n_nodes and nodes[0]["parent"] == -1

@@ -134,8 +134,9 @@ def _topic_view(model, counts, rows=None):
         size=[f"usage {u:.3f}, main topic of {plural(int(n), 'document')}"
               for u, n in zip(model.usage_, main)],
         unit="topic",
-        traces=[_trace("log posterior per iteration", "iteration", "log posterior (nats)",
-                       [("log posterior", model.log_posterior_trace_)])],
+        traces=[_trace("log posterior per iteration", "iteration (0: the start)",
+                       "log posterior (nats)", [("log posterior", model.log_posterior_trace_)],
+                       first=0)],
         subtitle=(f"topic model: {plural(model.doc_topic_.shape[0], 'document')} x "
                   f"{plural(P.shape[1], 'term')}, {plural(P.shape[0], 'topic')}; log posterior "
                   f"{model.log_posterior_:.6g} after {plural(model.n_iter_, 'iteration')}"
@@ -396,13 +397,14 @@ def _hdp_traces(model):
                    [(f"chain {c + 1}", model.trace_["n_dishes"][c]) for c in range(chains)])]
 
 
-def _trace(title, xlabel, ylabel, series):
-    """One convergence panel: named lines over 1, 2, ... (every k-th point of a long one)."""
+def _trace(title, xlabel, ylabel, series, first=1):
+    """One convergence panel: named lines over ``first``, ``first + 1``, ... (every k-th point
+    of a long one); ``first`` 0 for a trace that starts with the starting value."""
     lines = []
     for name, values in series:
         values = np.asarray(values, dtype=float)
         step = max(1, int(np.ceil(values.size / MAX_TRACE)))
-        x = np.arange(1, values.size + 1)[::step]
+        x = np.arange(first, first + values.size)[::step]
         lines.append(dict(name=name, x=x.tolist(),
                           y=[_round(v) if np.isfinite(v) else None for v in values[::step]]))
     return dict(title=title, xlabel=xlabel, ylabel=ylabel, series=lines)
