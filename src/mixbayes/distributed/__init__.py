@@ -22,7 +22,13 @@ The shards are futures of a graph the scheduler keeps (a file reader's tasks, or
 of a dask array), so a worker that dies takes no data with it: the scheduler reruns the tasks
 whose results it held (reading those shards again, validating and preparing them) on the
 workers left or on its replacement, and the fit ends where it would have. The globals are
-scattered to every worker, so they survive as long as one worker does.
+scattered to every worker, so they survive as long as one worker does. (A topic model's
+weights are state, not data: see below.)
+
+That holds during the fit. Afterwards ``labels_`` (a topic model's ``doc_topic_``) is made of
+futures of the last iteration on the workers, whose inputs the fit has let go: a worker lost
+after the fit takes its part of them with it. Bring them home (``.compute()``) or write them
+out once the fit ends, as the command line does.
 
 How to opt in
 -------------
