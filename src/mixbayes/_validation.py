@@ -151,12 +151,18 @@ def is_distributed_input(X):
 def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_matrix:
     """Validate a document-term count matrix and return it as CSR with int64 counts.
 
-    Accepts a dense array-like, any scipy sparse matrix or array, or a :class:`~mixbayes.Corpus`.
+    Accepts a dense array-like, any scipy sparse matrix or array, or a :class:`~mixbayes.Corpus`;
+    a dask array of dense or CSR chunks (or a corpus of one) is computed here first.
     Rejects NaN/inf, negative and fractional entries, and matrices with no rows or columns.
     Empty documents (all-zero rows) are legitimate and kept.
     """
     if sp.issparse(getattr(X, "counts", None)):  # a Corpus (or any holder of CSR counts)
         X = X.counts
+    if is_distributed_input(X):
+        # a dask array (or a ShardedCorpus) given where the data are used in process (predict,
+        # score, transform, a model that fits only here): gathered here, as numpy gathers a
+        # dense one; np.asarray below would make an object array of a CSR chunk per cell
+        X = getattr(X, "counts", X).compute()
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         values = X.data

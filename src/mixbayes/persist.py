@@ -48,6 +48,10 @@ def _json_value(value):
 def save(model, path):
     """Write a fitted model to ``path`` (``.npz`` is appended when missing).
 
+    A model fitted on a dask cluster is saved as an in-process fit is: its per-document
+    results (``labels_``, ``doc_topic_``, dask arrays on the workers) are computed into the
+    file.
+
     Returns
     -------
     str
@@ -73,6 +77,10 @@ def save(model, path):
     for key, value in vars(model).items():
         if not key.endswith("_") or key.startswith("_"):
             continue
+        if callable(getattr(type(value), "__dask_graph__", None)):
+            # a fit on a dask cluster leaves labels_ (doc_topic_) on the workers; the file
+            # holds what an in-process fit's holds, so they come here (the model keeps its own)
+            value = np.asarray(value.compute())
         if isinstance(value, np.ndarray):
             if value.dtype == object:
                 value = value.astype(str)

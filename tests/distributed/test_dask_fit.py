@@ -84,10 +84,19 @@ def test_dense_chunks_and_column_chunks(client, counts, local):
     _assert_same_fit(local(), _model().fit(dense))
 
 
-def test_client_data_sharded_per_worker(client, counts, local):
+def test_client_data_sharded_per_worker(client, counts, local, tmp_path):
     remote = fit(_model(), counts, client=client)
     assert remote.labels_.numblocks == (2,)  # one shard per worker
     _assert_same_fit(local(), remote)
+    # new data on the cluster, in CSR chunks, are predicted as numpy data are
+    X = da.from_array(counts, chunks=(75, 60), asarray=False)
+    np.testing.assert_array_equal(remote.predict(X), local().predict(counts))
+    np.testing.assert_allclose(remote.predict_proba(X), local().predict_proba(counts))
+    assert remote.score(X) == pytest.approx(local().score(counts), rel=1e-12)
+    # a model fitted on a cluster saves its labels, brought home
+    loaded = mb.load(mb.save(remote, tmp_path / "model.npz"))
+    np.testing.assert_array_equal(loaded.labels_, local().labels_)
+    assert isinstance(remote.labels_, da.Array)  # the fitted model is left as it was
 
 
 def test_start_on_a_sample(client):
@@ -134,6 +143,10 @@ def test_refusals(client, counts, monkeypatch):
     monkeypatch.setattr(distributed, "default_client", no_client)
     with pytest.raises(ValueError, match="no dask client is running: start one first"):
         _model().fit(X)
+    closed = distributed.Client(client.scheduler.address, set_as_default=False)
+    closed.close()
+    with pytest.raises(ValueError, match="client: the dask client is closed"):
+        fit(_model(), counts, client=closed)
 
 
 def _write_docword(folder, counts, gz=False):
@@ -197,6 +210,8 @@ def test_shards(client, counts, tmp_path, gz, read, write):
     assert list(corpus.vocabulary) == list(whole.vocabulary)
     if read is read_matrix_market:
         np.testing.assert_array_equal(corpus.labels, whole.labels)
+    # a folder is read as mb.read_corpus reads it: the one count file it holds
+    assert (read(str(tmp_path)).counts.compute() != whole.counts).nnz == 0
 
 
 def test_matrix_market_unsorted_pattern_and_real(client, counts, tmp_path):

@@ -22,6 +22,10 @@ def get_client(client):
     """``client`` itself, or the running default client, or a ValueError saying how to start one."""
     distributed = require()[2]
     if client is not None:
+        # a closed client fails later, deep in dask (KeyError: 'workers'), or waits forever
+        if getattr(client, "status", "running") in ("closing", "closed"):
+            raise ValueError("client: the dask client is closed; pass a running one (or start "
+                             "a new distributed.Client).")
         return client
     try:
         return distributed.default_client()

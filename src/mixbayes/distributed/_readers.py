@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..corpus import _check_announced_shape, _read_list, read_labels
+from ..corpus import _check_announced_shape, _read_list, count_file, read_labels
 from ._dask import require
 
 _BLOCK = 1 << 24  # bytes of a streamed file parsed at a time
@@ -246,8 +246,18 @@ def _sharded(path, header, n_shards, blocksize, sorted_rows):
     ])
 
 
-def _existing(path):
+def _existing(path, kind):
+    """``path`` as a string when it is a file; for a folder, its count file, found as
+    :func:`mixbayes.read_corpus` finds it (``Corpus.write`` writes folders, and the command
+    line takes them), which must be of ``kind`` (``"mtx"`` or ``"uci"``)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        found = count_file(path)
+        if found is None or found[1] != kind:
+            raise FileNotFoundError(
+                f"path: the folder {path!r} holds no "
+                f"{'Matrix Market file (*.mtx[.gz])' if kind == 'mtx' else 'docword.*.txt[.gz]'}.")
+        return found[0]
     if not os.path.isfile(path):
         raise FileNotFoundError(f"path: no file {path!r}.")
     return path
@@ -261,7 +271,8 @@ def read_docword(path, n_shards=None, blocksize=2**26):
     Parameters
     ----------
     path : str
-        ``docword.NAME.txt`` or ``docword.NAME.txt.gz``, with ``vocab.NAME.txt[.gz]`` beside it.
+        ``docword.NAME.txt`` or ``docword.NAME.txt.gz``, with ``vocab.NAME.txt[.gz]`` beside it,
+        or a folder holding one (``Corpus.write(folder, format="uci")``).
     n_shards : int, optional
         Number of row shards; by default one per ``blocksize`` bytes of the file.
     blocksize : int, default=64 MiB
@@ -271,7 +282,7 @@ def read_docword(path, n_shards=None, blocksize=2**26):
     ShardedCorpus
     """
     require()
-    path = _existing(path)
+    path = _existing(path, "uci")
     stem = os.path.basename(path)[len("docword."):].split(".txt")[0]
     folder = os.path.dirname(os.path.abspath(path))
     vocab_path = next((c for c in (os.path.join(folder, f"vocab.{stem}.txt"),
@@ -290,8 +301,9 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     Parameters
     ----------
     path : str
-        ``NAME.mtx`` or ``NAME.mtx.gz``; ``vocab.txt`` beside it names the columns (else
-        ``term_0``, ``term_1``, ...), and ``labels.txt`` and ``doc_ids.txt`` are read when
+        ``NAME.mtx`` or ``NAME.mtx.gz``, or a folder holding one (``counts.mtx*`` first, as
+        ``Corpus.write(folder, format="mtx")`` writes it); ``vocab.txt`` beside it names the
+        columns (else ``term_0``, ``term_1``, ...), and ``labels.txt`` and ``doc_ids.txt`` are read when
         present, as :func:`mixbayes.read_corpus` reads them.
     n_shards : int, optional
         Number of row shards; by default one per ``blocksize`` bytes of the file.
@@ -308,7 +320,7 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     ShardedCorpus
     """
     require()
-    path = _existing(path)
+    path = _existing(path, "mtx")
     counts = _sharded(path, _mtx_header, n_shards, blocksize, bool(sorted_rows))
     folder = os.path.dirname(os.path.abspath(path))
 
