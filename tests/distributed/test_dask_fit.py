@@ -136,6 +136,8 @@ def test_refusals(client, counts, monkeypatch):
         _model().fit(da.from_array(bad, chunks=(75, 60), asarray=False))
     with pytest.raises(ValueError, match=r"n_components must be an integer in \[1, 150\]"):
         _model().set_params(n_components=200).fit(X)
+    with pytest.raises(ValueError, match=r"X has no rows \(a dask array of shape \(0, 60\)\)"):
+        _model().fit(X[:0])
 
     def no_client():
         raise ValueError("No clients found")
@@ -178,6 +180,13 @@ def test_docword_refuses_unsorted_and_out_of_range(client, tmp_path):
     path.write_text("2\n2\n2\n1 1 2\n2 3 1\n")
     with pytest.raises(ValueError, match=r"word number outside 1\.\.2"):
         read_docword(str(path)).counts.compute()
+    path.write_text("2\n2\n3\n1 1 2\n2 2 1\n3 1 1\n")  # a document the header left out
+    with pytest.raises(ValueError, match="holds document 3, beyond the 2 its header announces"):
+        read_docword(str(path), n_shards=2).counts.compute()
+    named_gz = tmp_path / "docword.bad.txt.gz"
+    named_gz.write_text("2\n2\n1\n1 1 2\n")
+    with pytest.raises(ValueError, match="is not gzipped, though its name ends in .gz"):
+        read_docword(str(named_gz))
 
 
 def _write_mtx(folder, counts, gz=False, order="csr"):

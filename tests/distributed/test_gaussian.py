@@ -1,6 +1,8 @@
 """The Gaussian mixture on a dask cluster equals its in-process fit, shard by shard; its
 data-scaled priors come from column moments summed over the shards."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ da = pytest.importorskip("dask.array", reason='needs dask: pip install "mixbayes
 import mixbayes as mb  # noqa: E402
 from mixbayes.datasets import make_gaussian_mixture  # noqa: E402
 from mixbayes.distributed import fit  # noqa: E402
+from mixbayes.exceptions import ConvergenceWarning  # noqa: E402
 from mixbayes.families.gaussian import PointMoments, point_summary  # noqa: E402
 
 
@@ -46,6 +49,15 @@ def test_same_fit_as_in_process(client, points, local, rows):
     remote = _model().fit(da.from_array(points, chunks=(rows, 2)))
     _assert_same_fit(local, remote)
     assert remote.labels_.chunks == (tuple(size for size in rows if size),)
+
+
+def test_one_dimensional_points_are_one_feature(client, points):
+    """As in process: a 1-D array holds points of one feature."""
+    x = np.ascontiguousarray(points[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # 6 iterations say enough
+        remote = _model().set_params(max_iter=6).fit(da.from_array(x, chunks=30))
+        _assert_same_fit(_model().set_params(max_iter=6).fit(x), remote)
 
 
 def test_diagonal_sticks_from_client_data(client, points, capsys, monkeypatch):

@@ -132,6 +132,9 @@ class _Shards:
         self.client = client
         self.sizes = [int(size) for size in X.chunks[0]]
         self.n = sum(self.sizes)
+        if not self.n:
+            raise ValueError("X has no rows (a dask array of shape "
+                             f"{tuple(int(n) for n in X.shape)}).")
         blocks = [block for block, size in zip(X.to_delayed().ravel(), self.sizes) if size]
         delayed = require()[0].delayed
         self.homes = Homes(client, len(blocks))
@@ -183,7 +186,7 @@ class _Shards:
         ])
 
 
-def _as_dask(X, check_values, client, da):
+def _as_dask(X, check_values, client, da, points=False):
     """``X`` as a dask array with one column chunk; data on the client are validated and cut
     into one row shard per worker."""
     X = getattr(X, "counts", X)  # a ShardedCorpus
@@ -192,9 +195,11 @@ def _as_dask(X, check_values, client, da):
         n_workers = max(len(client.scheduler_info()["workers"]), 1)
         return da.from_array(X, chunks=(max(math.ceil(X.shape[0] / n_workers), 1), -1),
                              asarray=False)
+    if X.ndim == 1 and points:
+        X = X[:, None]
     if X.ndim != 2:
-        raise ValueError(f"X must be 2-D (documents x terms); got a dask array with {X.ndim} "
-                         "dimension(s).")
+        raise ValueError(f"X must be 2-D ({'points x features' if points else 'documents x terms'}"
+                         f"); got a dask array with {X.ndim} dimension(s).")
     return X if len(X.chunks[1]) == 1 else X.rechunk({1: -1})
 
 
@@ -241,7 +246,10 @@ def fit_predict(model, X, *, client=None, start_sample=START_SAMPLE):
         raise ValueError(f"start_sample must be a positive integer; got {start_sample!r}.")
     client = get_client(client)
     check_values = type(model)._check_values
-    shards = _Shards(client, _as_dask(X, check_values, client, da), check_values)
+    from ..mixture import VariationalGaussianMixture
+
+    points = isinstance(model, VariationalGaussianMixture)  # 1-D: one feature, as in process
+    shards = _Shards(client, _as_dask(X, check_values, client, da, points), check_values)
     model._check_params(shards.n)
     sample, rngs = model._begin_fit(shards.sample(max(start_sample, model.n_components, 2)))
     make_family = model._family_factory(

@@ -150,7 +150,11 @@ def _plan(path, header, n_shards, blocksize, sorted_rows):
     bytes are None where the shard streams the file (gzip, or rows not sorted)."""
     size = os.path.getsize(path)
     with _open(path) as handle:
-        layout = header(handle, path)
+        try:
+            layout = header(handle, path)
+        except gzip.BadGzipFile:
+            raise ValueError(f"path: {path!r} is not gzipped, though its name ends in .gz; "
+                             "rename it without .gz, or gzip it.") from None
         _check_announced_shape(path, layout.n_rows, layout.n_cols, dense=False)
         if path.endswith(".gz") or not sorted_rows:
             n_shards = n_shards or max(1, math.ceil(size / blocksize))
@@ -191,6 +195,9 @@ def _read_shard(path, header, start, stop, lo, hi, sorted_rows):
             layout = header(handle, path)
             handle.seek(start)
             rows, cols, values = _parse(handle.read(stop - start), path, layout)
+        if rows.size and rows.max() > layout.n_rows:  # before "not sorted", which it is not
+            raise ValueError(f"path: {path!r} holds {layout.what} {rows.max()}, beyond the "
+                             f"{layout.n_rows} its header announces.")
         if rows.size and (rows.min() < lo or rows.max() >= hi):
             raise NotSortedError(
                 f"path: {path!r} is not sorted by {layout.what} ({layout.what}s {lo}..{hi - 1} "
