@@ -46,17 +46,15 @@ def test_workers_start_a_local_cluster(tmp_path, monkeypatch):
         "workers"] == 2
 
 
-def test_unreachable_scheduler_is_one_line(tmp_path):
+def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     import socket
-
-    import dask
 
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with dask.config.set({"distributed.comm.timeouts.connect": "0.5s"}):
-        result = _run("cluster", "any.npy", "--model", "gmm", "--scheduler",
-                      f"tcp://127.0.0.1:{port}", "--out", "out", cwd=tmp_path)
+    monkeypatch.setattr(_dask, "CONNECT_SECONDS", 0.5)  # the command waits 10 s
+    result = _run("cluster", "any.npy", "--model", "gmm", "--scheduler",
+                  f"tcp://127.0.0.1:{port}", "--out", "out", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith(f"mixbayes: error: --scheduler: cannot reach a dask "
                                     f"scheduler at 'tcp://127.0.0.1:{port}'")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 # the models whose fit runs on a cluster; the samplers (hdp, tree) are sequential
 MODELS = ("dmm", "gmm")
+CONNECT_SECONDS = 10  # for --scheduler to answer
 # worker processes for --workers (the tests swap in threads: a process costs seconds to start)
 PROCESSES = True
 # documents whose counts the client gathers at once, at most: the fit's start sample and the
@@ -74,7 +75,8 @@ def cluster_client(args):
     try:
         if flag == "--scheduler":
             try:
-                client = distributed.Client(value)
+                # 10 s, not dask's 30: a scheduler that answers at all answers in well under
+                client = distributed.Client(value, timeout=CONNECT_SECONDS)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise OSError(
                     f"--scheduler: cannot reach a dask scheduler at {value!r} "
