@@ -400,17 +400,14 @@ def test_save_load_round_trip(tmp_path):
 
 def test_cli_topics_end_to_end(tmp_path):
     import json
-    import subprocess
-    import sys
+
+    from test_cli import _run  # in this process (tests/ is on pytest's pythonpath)
 
     corpus, _ = mb.datasets.make_topic_corpus(120, 80, 4, 80, random_state=8)
     corpus.write(tmp_path / "corpus.mtx")
     out = tmp_path / "out"
-    result = subprocess.run(
-        [sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "corpus.mtx"), "--select",
-         "2:6", "--scan-all", "--out", str(out), "-q"],
-        capture_output=True, text=True, timeout=300,
-    )
+    result = _run("topics", tmp_path / "corpus.mtx", "--select", "2:6", "--scan-all", "--out",
+                  out, "-q", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "topics.json").read_text())
     rows = [line.split(",") for line in (out / "selection.csv").read_text().splitlines()[1:]]
@@ -439,6 +436,5 @@ def test_cli_topics_end_to_end(tmp_path):
     assert all(float(r[header.index("coherence")]) < 0 for r in rows)
     assert f"coherence (umass, top 10 words, document co-occurrence): mean {expected.mean:.3f}" \
         in result.stdout
-    bad = subprocess.run([sys.executable, "-m", "mixbayes.cli", "topics", str(tmp_path / "none.mtx"),
-                          "-k", "3", "-q"], capture_output=True, text=True, timeout=300)
+    bad = _run("topics", tmp_path / "none.mtx", "-k", "3", "-q", cwd=tmp_path)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
