@@ -67,7 +67,10 @@ def test_same_fit_as_in_process(client, counts, local, rows, init):
     np.testing.assert_allclose(remote.usage_, expected.usage_, atol=1e-8)
     np.testing.assert_array_equal(remote.term_frequency_, expected.term_frequency_)
     X = da.from_array(counts, chunks=(rows, (40,)), asarray=False)  # new data on the cluster
-    np.testing.assert_allclose(remote.transform(X), expected.transform(counts), atol=1e-7)
+    weights = remote.transform(X)  # solved where the rows lie
+    assert isinstance(weights, da.Array) and weights.chunks[0] == rows
+    np.testing.assert_allclose(weights.compute(), expected.transform(counts), atol=1e-7)
+    assert remote.score(X) == pytest.approx(expected.score(counts), rel=1e-9)
 
 
 def test_select_n_topics_as_in_process(client, counts):

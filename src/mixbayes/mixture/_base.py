@@ -382,21 +382,38 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples, n_components)
+            A dask array chunked like the rows when ``X`` is dask data: each chunk is computed
+            on its worker (:mod:`mixbayes.distributed._blockwise`).
         """
+        if is_distributed_input(X):
+            return self._blockwise(X, "predict_proba", self.n_components)
         return self._local(X)[0]
 
     def predict(self, X):
-        """Most probable component of every sample."""
+        """Most probable component of every sample (a dask array for dask data)."""
+        if is_distributed_input(X):
+            return self._blockwise(X, "predict", dtype=np.intp)
         return self._local(X)[0].argmax(axis=1)
 
     def score_samples(self, X):
         r"""Per-sample lower bound on :math:`\log p(x_i \mid \text{training data})`.
 
         :math:`\log h(x_i) + \operatorname{logsumexp}_k (E[\log\lambda_k] + E[\log f(x_i\mid\beta_k)])`,
-        a bound by Jensen's inequality on the log posterior predictive density.
+        a bound by Jensen's inequality on the log posterior predictive density (a dask array
+        for dask data).
         """
+        if is_distributed_input(X):
+            return self._blockwise(X, "score_samples")
         return self._local(X)[1]
 
     def score(self, X, y=None):
         """Mean of :meth:`score_samples` over the samples of ``X`` (higher is better)."""
-        return float(np.mean(self.score_samples(X)))
+        samples = self.score_samples(X)
+        return float(samples.mean().compute() if hasattr(samples, "compute")
+                     else np.mean(samples))
+
+    def _blockwise(self, X, method, width=None, dtype=np.float64):
+        from ..distributed._blockwise import map_rows
+
+        check_is_fitted(self)
+        return map_rows(self, X, method, width, dtype)

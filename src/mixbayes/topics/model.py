@@ -338,14 +338,27 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_documents, n_components), rows on the simplex
+            A dask array chunked like the rows when ``X`` is dask data: each chunk is solved
+            on its worker (:mod:`mixbayes.distributed._blockwise`).
         """
+        if is_distributed_input(X):
+            from ..distributed._blockwise import map_rows
+
+            check_is_fitted(self, "topics_")
+            return map_rows(self, X, "transform", self.n_components)
         return self._weights_of(X)[0]
 
     def score(self, X, y=None):
         r"""Total log-likelihood :math:`\sum_{ij} x_{ij}\log\sum_k\omega_{ik}\theta_{kj}` of the
-        words of ``X``, with each document's weights from :meth:`transform` (higher is better)."""
+        words of ``X``, with each document's weights from :meth:`transform` (higher is better;
+        summed on the workers for dask data)."""
         from ._kernels import log_likelihood
 
+        if is_distributed_input(X):
+            from ..distributed._blockwise import sum_over_chunks
+
+            check_is_fitted(self, "topics_")
+            return sum_over_chunks(self, X, "score")
         omega, counts, theta = self._weights_of(X)
         return float(log_likelihood(counts.indptr, counts.indices, counts.data, theta, omega))
 
