@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,10 +160,16 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
     if sp.issparse(getattr(X, "counts", None)):  # a Corpus (or any holder of CSR counts)
         X = X.counts
     if is_distributed_input(X):
-        # a dask array (or a ShardedCorpus) given where the data are used in process (predict,
-        # score, transform, a model that fits only here): gathered here, as numpy gathers a
-        # dense one; np.asarray below would make an object array of a CSR chunk per cell
-        X = getattr(X, "counts", X).compute()
+        # a dask array (or a ShardedCorpus) given where the data are used in process (a model
+        # or a function with no cluster path): gathered here, as numpy gathers a dense one
+        # (np.asarray below would make an object array of a CSR chunk per cell), and said,
+        # since the data may be larger than this machine
+        X = getattr(X, "counts", X)
+        warnings.warn(
+            f"{name} is dask data of {X.shape[0]} rows, used here in this process: it is "
+            "gathered to the client (only the document mixture, the Gaussian mixture and the "
+            "topic model fit on a cluster).", UserWarning, stacklevel=3)
+        X = X.compute()
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         values = X.data

@@ -133,6 +133,9 @@ def test_refusals(client, counts, monkeypatch):
         _model(inference="gibbs").fit(X)
     with pytest.raises(TypeError, match="VariationalGaussianMixture or a TopicModel; got HDP"):
         fit(mb.HDPMixture(), X)
+    # a model with no cluster path fits here, and says that it gathers the data
+    with pytest.warns(UserWarning, match="X is dask data of 150 rows, used here in this process"):
+        mb.HDPMixture(n_iter=2, burn_in=0, n_chains=1).fit(X)
     bad = counts.copy()
     bad.data[-1] = -1.0
     with pytest.raises(ValueError, match="negative counts"):
