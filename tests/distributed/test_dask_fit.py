@@ -189,6 +189,9 @@ def test_docword_refuses_unsorted_and_out_of_range(client, tmp_path):
     path.write_text("2\n2\n3\n1 1 2\n2 2 1\n3 1 1\n")  # a document the header left out
     with pytest.raises(ValueError, match="holds document 3, beyond the 2 its header announces"):
         read_docword(str(path), n_shards=2).counts.compute()
+    path.write_text("4\n2\n9\n1 1 2\n2 2 1\n3 1 1\n4 2 3\n")  # cut short: 4 of 9 entries
+    with pytest.warns(UserWarning, match="announces 9 entries but its shards hold 4"):
+        mb.DirichletMultinomialMixture(2, n_init=1).fit(read_docword(str(path), n_shards=2))
     named_gz = tmp_path / "docword.bad.txt.gz"
     named_gz.write_text("2\n2\n1\n1 1 2\n")
     with pytest.raises(ValueError, match="is not gzipped, though its name ends in .gz"):

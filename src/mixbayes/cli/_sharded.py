@@ -190,6 +190,7 @@ def read_sharded(args, source):
     ``source`` (from :func:`count_file`), read by the workers of ``args.client``; returns
     ``(ClusterCorpus, stop_words_used, n_left_out)``."""
     from ..distributed import NotSortedError
+    from ..distributed._readers import entries_mismatch
 
     path, kind = source
     notes = []
@@ -202,6 +203,9 @@ def read_sharded(args, source):
         sharded, parts = _read(path, kind, args.client, sorted_rows=False)
         notes.append(f"{path} is not sorted by row: every worker read the whole file and kept "
                      "its rows")
+    mismatch = entries_mismatch(args.client, parts, path, sharded.entries)
+    if mismatch:  # read_corpus refuses such a file; here the shards are read before the count
+        notes.append(mismatch.rstrip("."))
     corpus, stop_words, left_out = _documents(args, sharded, parts)
     corpus.notes = notes
     return corpus, stop_words, left_out

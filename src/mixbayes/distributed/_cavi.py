@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from .._sizes import Sized
 from .._validation import validate_params
 from ._dask import Homes, get_client, require, scatter, total, tree_reduce
+from ._readers import warn_entries
 
 START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs on, on the client
 
@@ -250,6 +251,7 @@ def fit_predict(model, X, *, client=None, start_sample=START_SAMPLE):
 
     points = isinstance(model, VariationalGaussianMixture)  # 1-D: one feature, as in process
     shards = _Shards(client, _as_dask(X, check_values, client, da, points), check_values)
+    warn_entries(client, shards.raw, X)
     model._check_params(shards.n)
     sample, rngs = model._begin_fit(shards.sample(max(start_sample, model.n_components, 2)))
     make_family = model._family_factory(

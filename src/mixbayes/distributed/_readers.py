@@ -23,6 +23,7 @@ import gzip
 import io
 import math
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,7 @@ class ShardedCorpus:
     path: str
     labels: object = None
     doc_ids: list = None
+    entries: int = None  # what the header announces (checked against the shards when fitted)
 
     def __repr__(self):
         n_documents, n_terms = self.counts.shape
@@ -79,6 +81,7 @@ class _Layout:
     what: str  # "document" or "row", for messages
     column: str  # "word" or "column", for messages
     kind: str  # the format's name, for messages
+    entries: int = None  # the entries (triples) the header announces
 
 
 def _docword_header(handle, path):
@@ -89,7 +92,7 @@ def _docword_header(handle, path):
         raise ValueError(f"path: {path!r} is not a UCI docword file ({exc}).") from None
     if min(n_docs, n_words, nnz) < 0:
         raise ValueError(f"path: {path!r} announces negative sizes ({n_docs}, {n_words}, {nnz}).")
-    return _Layout(n_docs, n_words, 3, np.int64, "document", "word", "UCI docword")
+    return _Layout(n_docs, n_words, 3, np.int64, "document", "word", "UCI docword", nnz)
 
 
 def _mtx_header(handle, path):
@@ -117,7 +120,8 @@ def _mtx_header(handle, path):
     if min(n_rows, n_cols, nnz) < 0:
         raise ValueError(f"path: {path!r} announces negative sizes ({n_rows}, {n_cols}, {nnz}).")
     return _Layout(n_rows, n_cols, 2 if field == "pattern" else 3,
-                   np.int64 if field != "real" else np.float64, "row", "column", "Matrix Market")
+                   np.int64 if field != "real" else np.float64, "row", "column", "Matrix Market",
+                   nnz)
 
 
 def _open(path):
@@ -241,7 +245,8 @@ def _stream_range(path, header, lo, hi, sorted_rows):
 
 
 def _sharded(path, header, n_shards, blocksize, sorted_rows):
-    """The counts of ``path`` as a dask array of CSR row shards, read by the workers."""
+    """The counts of ``path`` as a dask array of CSR row shards, read by the workers, and the
+    entries its header announces."""
     dask, da, _ = require()
     layout, shards = _plan(path, header, n_shards, blocksize, sorted_rows)
     read = dask.delayed(_read_shard, pure=True)
@@ -250,7 +255,33 @@ def _sharded(path, header, n_shards, blocksize, sorted_rows):
         da.from_delayed(read(path, header, start, stop, lo, hi, sorted_rows),
                         shape=(hi - lo, layout.n_cols), dtype=layout.dtype, meta=meta)
         for start, stop, lo, hi in shards
-    ])
+    ]), layout.entries
+
+
+def _stored(block):
+    return int(block.nnz)
+
+
+def entries_mismatch(client, parts, path, announced):
+    """What to say when the shards ``parts`` (futures of CSR counts) hold fewer or more entries
+    than the header of ``path`` announces (a file cut short reads as one whose last documents
+    are empty), or None. Summed on the workers; pairs given twice count once in a shard."""
+    if announced is None or not parts:
+        return None
+    held = sum(client.gather([client.submit(_stored, part) for part in parts]))
+    if held == announced:
+        return None
+    return (f"{path!r} announces {announced} entries but its shards hold {held} (a file cut "
+            "short, or document-word pairs given twice); check the file.")
+
+
+def warn_entries(client, parts, X):
+    """:func:`entries_mismatch` as a UserWarning, for a :class:`ShardedCorpus` ``X`` (nothing
+    for other data)."""
+    message = entries_mismatch(client, parts, getattr(X, "path", None),
+                               getattr(X, "entries", None))
+    if message:
+        warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def _existing(path, kind):
@@ -297,8 +328,8 @@ def read_docword(path, n_shards=None, blocksize=2**26):
                        if os.path.isfile(c)), None)
     if vocab_path is None:
         raise FileNotFoundError(f"path: no vocab.{stem}.txt beside {path!r} (UCI bag-of-words).")
-    counts = _sharded(path, _docword_header, n_shards, blocksize, True)
-    return ShardedCorpus(counts, _read_list(vocab_path), path)
+    counts, entries = _sharded(path, _docword_header, n_shards, blocksize, True)
+    return ShardedCorpus(counts, _read_list(vocab_path), path, entries=entries)
 
 
 def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
@@ -328,7 +359,7 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     """
     require()
     path = _existing(path, "mtx")
-    counts = _sharded(path, _mtx_header, n_shards, blocksize, bool(sorted_rows))
+    counts, entries = _sharded(path, _mtx_header, n_shards, blocksize, bool(sorted_rows))
     folder = os.path.dirname(os.path.abspath(path))
 
     def beside(name):
@@ -344,4 +375,4 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     if labels is not None and labels.shape != (counts.shape[0],):
         labels = None  # as read_corpus: labels.txt of another length is not this corpus's
     doc_ids = _read_list(beside("doc_ids.txt")) if beside("doc_ids.txt") else None
-    return ShardedCorpus(counts, vocabulary, path, labels, doc_ids)
+    return ShardedCorpus(counts, vocabulary, path, labels, doc_ids, entries)

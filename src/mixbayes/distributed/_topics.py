@@ -35,6 +35,7 @@ from ..topics.evidence import (LOG_DET_FLOOR, clip_simplex, document_share, evid
                                log_null)
 from ._cavi import START_SAMPLE, _as_dask, _Shards, _take
 from ._dask import get_client, require, scatter, total, tree_reduce
+from ._readers import warn_entries
 
 _GRAM_BYTES = 1 << 26  # word-block Gram matrices carried by one evidence reduce, at most
 # the steps that start or solve the weights afresh under their first argument, the topics; a
@@ -229,6 +230,7 @@ class _Corpus:
         da = require()[1]
         self.client = client
         shards = _Shards(client, _as_dask(X, _check, client, da), _check)
+        warn_entries(client, shards.raw, X)
         self.n, self.sizes = shards.n, [size for size in shards.sizes if size]
         at = shards.homes.submit  # every shard's tasks on its home worker
         self.masks = [at(i, _used_mask, raw) for i, raw in enumerate(shards.raw)]
