@@ -111,17 +111,17 @@ def test_recorded_log_joint_is_that_of_the_sampled_seating(kernel, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel, moves", [
-    ("categorical", (False, False, False, False)), ("gaussian", (False, False, False, False)),
+    ("gaussian", (False, False, False, False)),
     ("categorical", (True, True, True, True)), ("gaussian", (True, True, True, True)),
     ("categorical", (False, True, True, True))],
-    ids=["plain-categorical", "plain-gaussian", "all-categorical", "all-gaussian",
-         "crf-categorical"])
+    ids=["plain-gaussian", "all-categorical", "all-gaussian", "crf-categorical"])
 def test_partition_frequencies_match_enumeration(kernel, moves):
     """Thinned draws (every 5th sweep, so nearly independent) of the partition of the
-    observations into dishes against the exact posterior over all 52 partitions: the plain
-    sweep and every move with both kernels, and every move but the collapsed pass with one
-    (the moves act on seatings, the kernel only scores them; the label moves without the table
-    step, and these variants with the other kernel, were checked while they were written).
+    observations into dishes against the exact posterior over all 52 partitions: every move
+    with both kernels, the plain sweep and every move but the collapsed pass with one each
+    (the moves act on seatings, the kernel only scores them, and both kernels score under
+    every move here; the label moves without the table step, and these variants with the
+    other kernel, were checked while they were written).
 
     2,000 draws (3,000 cost the suite 12 s): with the default moves run at gamma0 1.3 instead
     of 1.0 the p-value measured 2e-12 (categorical) and 2e-6 (gaussian), at 3,000 draws 9e-17
