@@ -213,6 +213,17 @@ def model_for(args):
                           random_state=0, verbose=1)
 
 
+def one_core_cluster(n_workers):
+    """A fresh LocalCluster of ``n_workers`` worker processes of one core each, quiet."""
+    import distributed
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=40, env=ONE_CORE)
+
+
 def fit_on_cluster(args, n_workers, n_docs, chunk=None):
     """Fit on a fresh LocalCluster of ``n_workers`` one-core worker processes."""
     chunk = chunk or args.chunk
@@ -220,11 +231,7 @@ def fit_on_cluster(args, n_workers, n_docs, chunk=None):
 
     from mixbayes.distributed import fit
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                           processes=True, dashboard_address=None,
-                                           silence_logs=40, env=ONE_CORE)
+    cluster = one_core_cluster(n_workers)
     with cluster, distributed.Client(cluster) as client:
         model = model_for(args)
         probe = Probe(lambda: sum(client.run(served_total).values()))
@@ -310,11 +317,7 @@ def fit_topics(args, n_workers, n_docs):
             model.fit(local_corpus(args, n_docs, args.topics_chunk))
         memory = [peak_rss()]
     else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                               processes=True, dashboard_address=None,
-                                               silence_logs=40, env=ONE_CORE)
+        cluster = one_core_cluster(n_workers)
         with cluster, distributed.Client(cluster) as client:
             probe = Probe(lambda: sum(client.run(served_total).values()))
             probe.install(model)
