@@ -8,6 +8,13 @@ import pytest
 import mixbayes as mb
 
 
+def pytest_collection_modifyitems(items):
+    """The ``slow`` tests first, the rest in their order: with two xdist workers a long test
+    collected late runs alone at the end while the other worker idles (longest first is the
+    classic fix for that)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def saved(tmp_path_factory):
     """One small saved model of every kind, and the corpus the count models were fitted on;

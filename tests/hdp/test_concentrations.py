@@ -76,6 +76,7 @@ def test_group_concentration_update_keeps_its_exact_conditional():
     assert stats.kstest(wrong, cdf).pvalue < 1e-6
 
 
+@pytest.mark.slow  # 1,000 forward draws and 6,000 sweeps
 def test_geweke_with_resampled_concentrations():
     """Successive-conditional simulation (a sweep, both concentration updates, then fresh data
     given the seating) against forward draws (concentrations from their priors, a franchise

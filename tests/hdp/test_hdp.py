@@ -110,6 +110,7 @@ def test_recorded_log_joint_is_that_of_the_sampled_seating(kernel, monkeypatch):
     assert np.unique(trace["log_joint"]).size > 3
 
 
+@pytest.mark.slow  # 10,100 sweeps per variant, bound by ~1 ms of Python a sweep
 @pytest.mark.parametrize("kernel, moves", [
     ("gaussian", (False, False, False, False)),
     ("categorical", (True, True, True, True)), ("gaussian", (True, True, True, True)),
@@ -141,6 +142,7 @@ def test_partition_frequencies_match_enumeration(kernel, moves):
     assert chi_square_p(exact, frequencies, n) > P_FLOOR
 
 
+@pytest.mark.slow  # 8,000 sweeps
 def test_labels_follow_the_stick_breaking_posterior():
     """Labels, not only partitions: with the default moves (the collapsed pass renumbers tables
     and dishes, the label redraw follows), the table and dish label of the first customer match
