@@ -260,7 +260,8 @@ def _array_specs(model, scalars):
                 "state_parent_": (("M",), "parent"), "state_count_": (("M",), "int"),
                 "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
-                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin")}
+                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
+                "linkage_": (("*", 4), "linkage")}
     # HDPMixture
     specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
@@ -368,6 +369,12 @@ def _check_fitted(model, scalars, arrays):
             bad = value.size and value.min() < 0
         elif rule == "margin":  # +inf where a point has no siblings
             bad = np.isnan(value).any() or np.isneginf(value).any()
+        elif rule == "linkage":  # scipy's format: row i merges points or earlier rows
+            n_points = sizes.get("n", value.shape[0] + 1)
+            ids = value[:, :2]
+            bad = (value.shape[0] != n_points - 1 or not np.all(np.isfinite(value))
+                   or np.any(ids != np.round(ids)) or np.any(ids < 0)
+                   or np.any(ids >= n_points + np.arange(value.shape[0])[:, None]))
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
                                   or value.max() >= sizes["N"])

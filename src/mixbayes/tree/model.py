@@ -18,10 +18,11 @@ from .._validation import (
     validate_params,
 )
 from ..diagnostics import effective_sample_size, split_rhat
-from ..families.gaussian import column_variances, data_scale
+from ..families.gaussian import column_variances, data_scale, known_variance_log_marginal
 from ..hdp._sampler import lookup
 from . import _regularisation as reg
 from . import _sampler
+from ._linkage import tree_linkage
 from ._start import ward_start
 from ._tree import Tree, simplify
 
@@ -264,6 +265,19 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.observation_variance_ = float(data.observation_variance)
         self.mean_prior_variance_ = float(data.mean_prior_variance)
         self.n_features_in_ = data.points.shape[1]
+        self.linkage_ = self._linkage(data, state)
+
+    def _linkage(self, data, state):
+        """The full dendrogram of :mod:`mixbayes.tree._linkage` (BHC merges with the
+        components' marginal likelihood, inside every node of the kept tree)."""
+        variance, prior_variance = data.observation_variance, data.mean_prior_variance
+
+        def log_marginal(stats):
+            return known_variance_log_marginal(stats, variance, prior_variance)
+
+        return tree_linkage(data.points - data.grouped.prior_mean, self.labels_, state.comp,
+                            self.node_parent_, self.node_level_, log_marginal,
+                            float(self.top_concentration))
 
     @property
     def tree_(self):

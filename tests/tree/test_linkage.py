@@ -1,0 +1,133 @@
+"""The full dendrogram of a fitted tree (``linkage_``, :mod:`mixbayes.tree._linkage`)."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.cluster.hierarchy import fcluster, is_monotonic, is_valid_linkage, linkage
+from scipy.special import gammaln, logsumexp
+
+import mixbayes as mb
+from mixbayes.families.gaussian import known_variance_log_marginal
+from mixbayes.tree import _linkage
+
+SIGMA2, S02, ALPHA = 0.5, 3.0, 1.0
+
+
+def _log_h1(points):
+    """log p(points | one component), mean integrated out, from the joint Gaussian of each
+    dimension (no shared code with the families' closed form)."""
+    n = len(points)
+    cov = SIGMA2 * np.eye(n) + S02 * np.ones((n, n))
+    return sum(stats.multivariate_normal(np.zeros(n), cov).logpdf(points[:, j])
+               for j in range(points.shape[1]))
+
+
+def _reference_bhc(X):
+    """BHC (Heller & Ghahramani 2005) by its definition: at every step every pair of the
+    current clusters is scored from scratch and the pair of highest r merged. Returns the
+    merges as (frozenset of points, log r) in order."""
+    clusters = [(frozenset([i]), np.log(ALPHA), _log_h1(X[[i]])) for i in range(len(X))]
+    merges = []
+    while len(clusters) > 1:
+        best = None
+        for (i, a), (j, b) in itertools.combinations(enumerate(clusters), 2):
+            members = a[0] | b[0]
+            n = len(members)
+            log_d = np.logaddexp(np.log(ALPHA) + gammaln(n), a[1] + b[1])
+            log_pi = np.log(ALPHA) + gammaln(n) - log_d
+            h1 = _log_h1(X[sorted(members)])
+            log_p = logsumexp([log_pi + h1, np.log1p(-np.exp(log_pi)) + a[2] + b[2]])
+            log_r = log_pi + h1 - log_p
+            if best is None or log_r > best[0]:
+                best = (log_r, i, j, (members, log_d, log_p))
+        log_r, i, j, merged = best
+        merges.append((merged[0], log_r))
+        clusters = [c for k, c in enumerate(clusters) if k not in (i, j)] + [merged]
+    return merges
+
+
+def _members(Z):
+    """The set of points under every row of a linkage matrix."""
+    n = Z.shape[0] + 1
+    sets = [frozenset([i]) for i in range(n)]
+    for a, b in Z[:, :2].astype(int):
+        sets.append(sets[a] | sets[b])
+    return sets[n:]
+
+
+def _one_group_linkage(X):
+    def log_marginal(s):
+        return known_variance_log_marginal(s, SIGMA2, S02)
+
+    n = len(X)
+    return _linkage.tree_linkage(X, np.zeros(n, dtype=int), np.zeros(n, dtype=int),
+                                 np.array([-1]), np.array([0]), log_marginal, ALPHA)
+
+
+def test_one_group_is_bhc_greedy_merges():
+    """Seven 2-D points in one leaf and one component: the merges are BHC's, in BHC's order,
+    and the heights follow the largest -log r so far."""
+    X = np.random.default_rng(3).normal(size=(7, 2)) * [1.0, 2.0]
+    Z = _one_group_linkage(X)
+    assert is_valid_linkage(Z) and is_monotonic(Z)
+    reference = _reference_bhc(X)
+    assert _members(Z) == [m for m, _ in reference]
+    cost = np.maximum.accumulate(np.maximum(-np.array([r for _, r in reference]), 0.0))
+    np.testing.assert_allclose(Z[:, 2], cost / (1.0 + cost), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(Z[:, 3], [len(m) for m, _ in reference])
+
+
+def test_bisected_groups_are_joined_whole(monkeypatch):
+    """A group above MAX_GROUP parts is bisected first; the result is still one valid,
+    monotone tree over every point."""
+    monkeypatch.setattr(_linkage, "MAX_GROUP", 5)
+    X = np.random.default_rng(0).normal(size=(23, 3))
+    Z = _one_group_linkage(X)
+    assert Z.shape == (22, 4) and is_valid_linkage(Z) and is_monotonic(Z)
+    assert Z[-1, 3] == 23
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, truth = mb.datasets.make_tree_data(90, 2, "nested", branching=(3, 3),
+                                          leaf_spread=5.0, parent_spread=20.0, random_state=1)
+    return X, truth, mb.HierarchicalMixture(2, n_iter=8, random_state=0).fit(X)
+
+
+def test_the_dendrogram_refines_the_sampled_tree(fitted):
+    """Every node of the sampled tree is the set of points under one row of linkage_ (or a
+    single point), heights rise to the root, and fcluster at the number of leaves gives the
+    leaves back: the dendrogram changes no partition of the sampled tree."""
+    X, _, model = fitted
+    Z = model.linkage_
+    assert Z.shape == (X.shape[0] - 1, 4) and is_valid_linkage(Z) and is_monotonic(Z)
+    clusters = set(_members(Z))
+    paths = model.paths_
+    for level in range(paths.shape[1]):
+        for node in np.unique(paths[:, level]):
+            points = frozenset(np.flatnonzero(paths[:, level] == node).tolist())
+            assert len(points) == 1 or points in clusters
+    n_leaves = np.unique(model.labels_).size
+    cut = fcluster(Z, n_leaves, "maxclust")
+    assert mb.metrics.ari(cut, model.labels_) == 1.0
+
+
+def test_dendrogram_purity_of_a_linkage_matrix():
+    """dendrogram_purity reads scipy's linkage format: against purity by its definition (the
+    lowest common ancestor of every same-class pair, found by brute force)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(14, 2))
+    labels = rng.integers(0, 3, size=14)
+    Z = linkage(X, "average")
+    members = _members(Z)
+    total, pairs = 0.0, 0
+    for i, j in itertools.combinations(range(14), 2):
+        if labels[i] == labels[j]:
+            lca = min((m for m in members if i in m and j in m), key=len)
+            total += np.mean(labels[sorted(lca)] == labels[i])
+            pairs += 1
+    assert mb.metrics.dendrogram_purity(Z, labels) == pytest.approx(total / pairs, rel=1e-12)
+    with pytest.raises(ValueError, match="earlier rows"):
+        mb.metrics.dendrogram_purity(np.array([[0.0, 20.0, 1.0, 2.0]] * 13), labels)
