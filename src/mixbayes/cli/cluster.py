@@ -363,6 +363,10 @@ def _run_tree(args, settings, out, verbose, stream, start):
     write_json(out.file("tree.json"), description)
     with open(out.file("tree.newick"), "w", encoding="utf-8") as handle:
         handle.write(tree.to_newick() + "\n")
+    with open(out.file("dendrogram.newick"), "w", encoding="utf-8") as handle:
+        handle.write(model.to_newick(full=True) + "\n")
+    write_rows(out.file("linkage.csv"), ["a", "b", "height", "size"],
+               ([int(a), int(b), f"{h:.6f}", int(c)] for a, b, h, c in model.linkage_))
     header = ["chain", "sweep", "rcdll", "n_components", "acceptance"] + [
         f"nodes_level{level}" for level in range(1, L + 1)]
     write_rows(out.file("trace.csv"), header, (
@@ -381,9 +385,12 @@ def _run_tree(args, settings, out, verbose, stream, start):
     if known is not None:
         summary["scores"] = metrics.clustering_report(known, model.labels_)
         summary["scores_top_level"] = metrics.clustering_report(known, model.cut(1))
-        summary["dendrogram_purity"] = float(metrics.dendrogram_purity(model.paths_, known))
+        summary["dendrogram_purity"] = float(metrics.dendrogram_purity(model.linkage_, known))
+        summary["dendrogram_purity_sampled_tree"] = float(
+            metrics.dendrogram_purity(model.paths_, known))
     save_figure(plotting.plot_tree(model, X, feature_names=names), out.file("tree.png"))
     save_figure(plotting.plot_tree_trace(model), out.file("trace.png"))
+    save_figure(plotting.plot_dendrogram(model), out.file("dendrogram.png"))
     write_json(out.file("summary.json"), summary)
 
     print(f"{plural(X.shape[0], 'point')} x {plural(X.shape[1], 'feature')} -> a tree of "
@@ -399,7 +406,8 @@ def _run_tree(args, settings, out, verbose, stream, start):
         s = summary["scores"]
         print(f"against known labels: leaves NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}; top "
               f"level NMI {summary['scores_top_level']['nmi']:.3f}; dendrogram purity "
-              f"{summary['dendrogram_purity']:.3f}", file=stream)
+              f"{summary['dendrogram_purity']:.3f} (full dendrogram; sampled tree "
+              f"{summary['dendrogram_purity_sampled_tree']:.3f})", file=stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 

@@ -28,9 +28,12 @@ tree constrained to the sampled hierarchy: no partition of the sampled tree is c
 
 Heights (scipy's third column) increase along every path to the root: a merge of stage
 :math:`b` (0: points within a component, 1: components within a leaf, then one stage per
-level of inner nodes, up to the root) has height :math:`b + t/(1 + t)`, with :math:`t` the
-largest :math:`-\log r` of the merge and of the merges below it in the same stage. So
-``fcluster(linkage_, k, "maxclust")`` cuts the sampled tree's upper levels first.
+level of inner nodes, up to the root) has height
+:math:`b + 0.95\log(1 + t)/\log(1 + t_{\max,b})`, with :math:`t` the largest
+:math:`-\log r` of the merge and of the merges below it in the same stage and
+:math:`t_{\max,b}` the largest of the stage (merges BHC is sure of sit near the stage's
+floor, the doubtful ones near its ceiling). So ``fcluster(linkage_, k, "maxclust")`` cuts the
+sampled tree's upper levels first.
 
 A group of more than ``MAX_GROUP`` parts (the greedy search is quadratic in them) is first
 bisected along its first principal axis until every piece has at most that many; the pieces
@@ -103,15 +106,27 @@ class Dendrogram:
     def __init__(self, n_points):
         self.n_points = n_points
         self.rows = []
+        self.stages, self.costs = [], []
 
-    def add(self, a, b, height, size):
-        self.rows.append((a, b, height, size))
+    def add(self, a, b, stage, cost, size):
+        self.rows.append((a, b, 0.0, size))
+        self.stages.append(stage)
+        self.costs.append(cost)
         return self.n_points + len(self.rows) - 1
 
     def linkage(self):
-        """scipy's linkage matrix: rows sorted by height (stably: a row's parts, created
-        before it with heights no larger, stay before it), ids renumbered to match."""
+        """scipy's linkage matrix: heights ``stage + 0.95 log(1 + t)/log(1 + t_max)`` with
+        ``t_max`` the stage's largest (module docstring); rows sorted by height (stably: a
+        row's parts, created before it with heights no larger, stay before it), ids
+        renumbered to match."""
         rows = np.array(self.rows, dtype=float).reshape(-1, 4)
+        stages, costs = np.array(self.stages), np.log1p(np.array(self.costs))
+        top = np.zeros(stages.size)
+        for stage in np.unique(stages):
+            here = stages == stage
+            top[here] = costs[here].max()
+        rows[:, 2] = stages + 0.95 * np.divide(costs, top, out=np.zeros_like(costs),
+                                               where=top > 0)
         order = np.argsort(rows[:, 2], kind="stable")
         new = np.arange(self.n_points + rows.shape[0])
         new[self.n_points + order] = self.n_points + np.arange(rows.shape[0])
@@ -152,8 +167,7 @@ def merge_group(parts, log_marginal, alpha, stage, dendrogram):
         log_d[a], log_p[a] = d_ab[0], p_ab[0]
         cost = max(-float(r_ab[0]), 0.0, score[a], score[b])
         score[a] = cost
-        ids[a] = dendrogram.add(int(ids[a]), int(ids[b]), stage + cost / (1.0 + cost),
-                                int(stats.counts[a]))
+        ids[a] = dendrogram.add(int(ids[a]), int(ids[b]), stage, cost, int(stats.counts[a]))
         active[b] = False
         log_r[b, :] = log_r[:, b] = -np.inf
         others = np.flatnonzero(active)

@@ -24,7 +24,7 @@ from . import _regularisation as reg
 from . import _sampler
 from ._linkage import tree_linkage
 from ._start import ward_start
-from ._tree import Tree, simplify
+from ._tree import Tree, linkage_to_newick, simplify
 
 
 class HierarchicalMixture(ClusterMixin, BaseEstimator):
@@ -119,6 +119,17 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Split R-hat and ESS of ``rcdll`` and ``n_components`` over the sweeps after burn-in.
     best_rcdll_ : float
         RCDLL of the kept state: the highest over every chain's sweeps after burn-in.
+    linkage_ : ndarray of shape (n_samples - 1, 4)
+        The full binary dendrogram in scipy's linkage format (``scipy.cluster.hierarchy
+        .dendrogram(model.linkage_)`` and ``fcluster`` read it): inside every component,
+        leaf and inner node of the kept tree, the parts are joined by Bayesian hierarchical
+        clustering's greedy merges (Heller & Ghahramani 2005) scored with the components' own
+        marginal likelihood, so every node of :attr:`tree_` is a subtree of it
+        (:mod:`mixbayes.tree._linkage`); heights rise stage by stage (points in a component
+        below 1, components in a leaf below 2, then a unit per level of inner nodes), so
+        ``fcluster(linkage_, k, "maxclust")`` cuts the sampled tree's upper levels first.
+        Dendrogram purity of it is higher than of the depth-L :attr:`paths_` (whose pairs in a
+        multi-way node all meet there).
     margins_ : ndarray of shape (n_samples,)
         Every training point's smallest lead of its own node over a sibling, over the levels:
         :math:`\min_{\ell, z\in\mathcal S(v_{n\ell})}(\eta_{v_{n\ell}} - \eta_z)^\top
@@ -326,7 +337,13 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                     extended, paths, children, self.state_discriminants_, float(self.margin))
         return self.state_to_node_[leaves[scores.argmax(axis=1)]]
 
-    def to_newick(self):
+    def to_newick(self, full=False):
+        """Newick string of the sampled tree (:attr:`tree_`, nodes ``n<id>``), or with
+        ``full=True`` of the binary dendrogram :attr:`linkage_` (points ``p<i>``, branch
+        lengths the heights they span)."""
+        if full:
+            check_is_fitted(self, "linkage_")
+            return linkage_to_newick(self.linkage_)
         return self.tree_.to_newick()
 
     def to_json(self, **kwargs):
