@@ -135,12 +135,15 @@ class Dendrogram:
         return out
 
 
-def merge_group(parts, log_marginal, alpha, stage, dendrogram):
+def merge_group(parts, log_marginal, alpha, stage, dendrogram, max_group=None):
     """Join ``parts`` into one by BHC's greedy merges (module docstring), writing a row per
-    merge. Returns the single part that is left."""
-    if len(parts) > MAX_GROUP:
-        parts = Parts.join([merge_group(piece, log_marginal, alpha, stage, dendrogram)
-                            for piece in _bisect(parts)])
+    merge; a group of more than ``max_group`` (default ``MAX_GROUP``) parts is bisected
+    first. Returns the single part that is left."""
+    max_group = MAX_GROUP if max_group is None else max_group
+    if len(parts) > max_group:
+        parts = Parts.join([
+            merge_group(piece, log_marginal, alpha, stage, dendrogram, max_group)
+            for piece in _bisect(parts, max_group)])
     m = len(parts)
     if m == 1:
         return parts
@@ -185,10 +188,10 @@ def merge_group(parts, log_marginal, alpha, stage, dendrogram):
     return Parts(_select(stats, [a]), log_d[[a]], log_p[[a]], ids[[a]], score[[a]])
 
 
-def _bisect(parts):
-    """Pieces of at most ``MAX_GROUP`` parts: split at the median of the parts' means'
+def _bisect(parts, max_group):
+    """Pieces of at most ``max_group`` parts: split at the median of the parts' means'
     projection on their first principal axis, recursively."""
-    if len(parts) <= MAX_GROUP:
+    if len(parts) <= max_group:
         return [parts]
     means = parts.stats.sums / parts.stats.counts[:, None]
     centred = means - means.mean(axis=0)
@@ -199,7 +202,8 @@ def _bisect(parts):
     pieces = []
     for index in (order[:half], order[half:]):
         pieces.extend(_bisect(Parts(_select(parts.stats, index), parts.log_d[index],
-                                    parts.log_p[index], parts.ids[index], parts.score[index])))
+                                    parts.log_p[index], parts.ids[index], parts.score[index]),
+                              max_group))
     return pieces
 
 
@@ -260,3 +264,14 @@ def tree_linkage(Y, leaves, components, parent, level, log_marginal, alpha, full
     if n == 1:
         return np.zeros((0, 4))
     return dendrogram.linkage()
+
+
+def bhc_linkage(Y, log_marginal, alpha, full=False):
+    """Plain Bayesian hierarchical clustering (Heller & Ghahramani 2005) of every point, as one
+    group with no sampled tree above it and no bisection: the peer of ``bench/bench_tree.py``.
+    Arguments as :func:`tree_linkage`'s; returns the linkage matrix."""
+    n = Y.shape[0]
+    dendrogram = Dendrogram(n)
+    parts = Parts.points(point_stats(Y, full), log_marginal, alpha, np.arange(n))
+    merge_group(parts, log_marginal, alpha, 0.0, dendrogram, max_group=n)
+    return dendrogram.linkage() if n > 1 else np.zeros((0, 4))
