@@ -275,7 +275,9 @@ def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
     np.testing.assert_array_equal(loaded.paths_, tree.paths_)
     np.testing.assert_array_equal(loaded.trace_, tree.trace_)
+    np.testing.assert_array_equal(loaded.linkage_, tree.linkage_)
     assert loaded.to_newick() == tree.to_newick()
+    assert loaded.to_newick(full=True) == tree.to_newick(full=True)
     assert loaded.rhat_ == pytest.approx(tree.rhat_, nan_ok=True)
     n_nodes = tree.node_parent_.size
     for change, match in [
@@ -283,6 +285,8 @@ def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
         (dict(node_parent_=np.full(n_nodes, -2)), "node_parent_ holds values outside"),
         (dict(means_=np.zeros((tree.n_components_ + 1, X.shape[1]))), "means_ has shape"),
         (dict(trace_=np.zeros((1, 12))), "trace_ has dtype"),
+        (dict(linkage_=tree.linkage_[::-1].copy()), "linkage_ holds values outside"),
+        (dict(linkage_=tree.linkage_[1:]), "linkage_ holds values outside"),
         (dict(state_log_weights_=np.zeros((tree.state_parent_.size, 1))),
          "state_log_weights_ has shape"),
     ]:
