@@ -47,7 +47,7 @@ from scipy.special import gammaln
 
 from ..families.gaussian import GaussianStats
 
-MAX_GROUP = 1500
+MAX_GROUP = 250
 
 
 class Parts:
@@ -181,8 +181,8 @@ def merge_group(parts, log_marginal, alpha, stage, dendrogram, max_group=None):
                                                       log_alpha)[0]
         best[a] = others[np.argmax(log_r[a, others])]
         stale = others[(best[others] == a) | (best[others] == b)]
-        for row in stale:
-            best[row] = np.argmax(log_r[row])
+        if stale.size:
+            best[stale] = log_r[stale].argmax(axis=1)
         better = others[log_r[others, a] > log_r[others, best[others]]]
         best[better] = a
     return Parts(_select(stats, [a]), log_d[[a]], log_p[[a]], ids[[a]], score[[a]])
@@ -261,6 +261,8 @@ def tree_linkage(Y, leaves, components, parent, level, log_marginal, alpha, full
         joined.score = np.zeros(len(joined))
         stage = 2.0 + (deepest - 1 - int(level[z]))
         built[int(z)] = merge_group(joined, log_marginal, alpha, stage, dendrogram)
+    root = built[int(np.flatnonzero(parent == -1)[0])] if parent.size else None
+    tree_linkage.last_log_evidence = float(root.log_p[0]) if root is not None else float("nan")
     if n == 1:
         return np.zeros((0, 4))
     return dendrogram.linkage()
