@@ -261,7 +261,8 @@ def _array_specs(model, scalars):
                 "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
                 "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
-                "linkage_": (("*", 4), "linkage")}
+                "linkage_": (("*", 4), "linkage"),
+                "depth_scores_": (("*",), "depth_scores", "optional")}
     # HDPMixture
     specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
@@ -277,6 +278,7 @@ def _scalar_specs(model):
     name = type(model).__name__
     if name == "HierarchicalMixture":
         return {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
+                "depth_": "count", "log_evidence_": "real",
                 "observation_variance_": "+", "mean_prior_variance_": "+",
                 "rhat_": "figures", "ess_": "figures"}
     if name == "HDPMixture":
@@ -312,6 +314,15 @@ def _scalar_ok(value, rule):
     return not np.isnan(value)  # "real": -inf is a legitimate ELBO of an impossible fit
 
 
+def _tree_trace_dtype(model, scalars):
+    """The trace dtype a tree of the stored depth has (None for other models)."""
+    if type(model).__name__ != "HierarchicalMixture":
+        return None
+    probe = type(model)()
+    probe.depth_ = scalars["depth_"]
+    return probe._trace_dtype()
+
+
 def _check_fitted(model, scalars, arrays):
     """Check every stored attribute against what the class needs, so that a loaded model
     either works or is refused here (and never fails later, deep inside numpy)."""
@@ -335,7 +346,7 @@ def _check_fitted(model, scalars, arrays):
                  K=scalars.get("n_components_", getattr(model, "n_components", None)),
                  G=scalars.get("n_groups_"))
     if type(model).__name__ == "HierarchicalMixture":
-        sizes.update(L=model.depth, N=arrays["node_parent_"].shape[0],
+        sizes.update(L=scalars["depth_"], N=arrays["node_parent_"].shape[0],
                      M=arrays["state_parent_"].shape[0])
         sizes["K+1"] = sizes["K"] + 1
     stats_dtype = np.dtype([(name, float) for name in TRACED])
@@ -343,9 +354,12 @@ def _check_fitted(model, scalars, arrays):
         if key not in array_specs:
             raise ValueError(f"unexpected array {key}")
         shape, rule = array_specs[key][:2]
-        if rule in ("trace", "stats", "tree_trace"):
+        if rule in ("trace", "stats", "tree_trace", "depth_scores"):
             expected = {"trace": _TRACE_DTYPE, "stats": stats_dtype,
-                        "tree_trace": getattr(model, "_trace_dtype", lambda: None)()}[rule]
+                        "tree_trace": _tree_trace_dtype(model, scalars),
+                        "depth_scores": np.dtype([("depth", np.int64), ("log_evidence", float),
+                                                  ("best_rcdll", float),
+                                                  ("n_leaves", np.int64)])}[rule]
             if value.dtype != expected or value.ndim != len(shape):
                 raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
             continue

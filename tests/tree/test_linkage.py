@@ -45,7 +45,7 @@ def _reference_bhc(X):
         log_r, i, j, merged = best
         merges.append((merged[0], log_r))
         clusters = [c for k, c in enumerate(clusters) if k not in (i, j)] + [merged]
-    return merges
+    return merges, clusters[0][2]
 
 
 def _members(Z):
@@ -68,11 +68,12 @@ def _one_group_linkage(X):
 
 def test_one_group_is_bhc_greedy_merges():
     """Seven 2-D points in one leaf and one component: the merges are BHC's, in BHC's order,
-    and the heights follow the largest -log r so far."""
+    the heights follow the largest -log r so far, and the evidence is BHC's p(D | T)."""
     X = np.random.default_rng(3).normal(size=(7, 2)) * [1.0, 2.0]
-    Z = _one_group_linkage(X)
+    Z, log_evidence = _one_group_linkage(X)
     assert is_valid_linkage(Z) and is_monotonic(Z)
-    reference = _reference_bhc(X)
+    reference, reference_evidence = _reference_bhc(X)
+    assert log_evidence == pytest.approx(reference_evidence, rel=1e-10)
     assert _members(Z) == [m for m, _ in reference]
     cost = np.log1p(np.maximum.accumulate(np.maximum(-np.array([r for _, r in reference]),
                                                      0.0)))
@@ -85,7 +86,7 @@ def test_bisected_groups_are_joined_whole(monkeypatch):
     monotone tree over every point."""
     monkeypatch.setattr(_linkage, "MAX_GROUP", 5)
     X = np.random.default_rng(0).normal(size=(23, 3))
-    Z = _one_group_linkage(X)
+    Z = _one_group_linkage(X)[0]
     assert Z.shape == (22, 4) and is_valid_linkage(Z) and is_monotonic(Z)
     assert Z[-1, 3] == 23
 
@@ -132,3 +133,22 @@ def test_dendrogram_purity_of_a_linkage_matrix():
     assert mb.metrics.dendrogram_purity(Z, labels) == pytest.approx(total / pairs, rel=1e-12)
     with pytest.raises(ValueError, match="earlier rows"):
         mb.metrics.dendrogram_purity(np.array([[0.0, 20.0, 1.0, 2.0]] * 13), labels)
+
+
+def test_depth_auto_keeps_the_depth_of_highest_evidence(tmp_path):
+    """depth="auto" fits depths 1-5 and keeps the fit whose dendrogram has the highest
+    evidence; the kept fit is that depth's own fit, and it round-trips through save/load."""
+    X, _ = mb.datasets.make_tree_data(60, 2, "nested", branching=(2, 2), leaf_spread=6.0,
+                                      parent_spread=20.0, random_state=2)
+    auto = mb.HierarchicalMixture("auto", n_iter=4, random_state=0).fit(X)
+    scores = auto.depth_scores_
+    assert list(scores["depth"]) == [1, 2, 3, 4, 5]
+    assert auto.depth_ == scores["depth"][np.argmax(scores["log_evidence"])]
+    fixed = mb.HierarchicalMixture(int(auto.depth_), n_iter=4, random_state=0).fit(X)
+    assert auto.log_evidence_ == fixed.log_evidence_ == scores["log_evidence"].max()
+    np.testing.assert_array_equal(auto.linkage_, fixed.linkage_)
+    assert auto.paths_.shape[1] == auto.depth_ and auto.cut(auto.depth_).shape == (60,)
+    loaded = mb.load(mb.save(auto, tmp_path / "auto"))
+    np.testing.assert_array_equal(loaded.depth_scores_, scores)
+    with pytest.raises(ValueError, match="depth must be an integer >= 1 or one of 'auto'"):
+        mb.HierarchicalMixture("deep").fit(X)

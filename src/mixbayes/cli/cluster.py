@@ -349,7 +349,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
                                 n_iter=args.n_iter, random_state=args.seed,
                                 verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
-    L = model.depth
+    L = model.depth_
     write_rows(out.file("assignments.csv"),
                ["index", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
                + (["label"] if known is not None else []),

@@ -235,7 +235,11 @@ def tree_linkage(Y, leaves, components, parent, level, log_marginal, alpha, full
 
     Returns
     -------
-    ndarray of shape (n - 1, 4)
+    linkage : ndarray of shape (n - 1, 4)
+    log_evidence : float
+        :math:`\log p(D\mid T)` of the root: BHC's marginal likelihood of the points under the
+        Dirichlet-process mixture, summed over the partitions consistent with the dendrogram
+        (a lower bound on the mixture's marginal likelihood, Heller & Ghahramani 2005).
     """
     n = Y.shape[0]
     dendrogram = Dendrogram(n)
@@ -261,11 +265,8 @@ def tree_linkage(Y, leaves, components, parent, level, log_marginal, alpha, full
         joined.score = np.zeros(len(joined))
         stage = 2.0 + (deepest - 1 - int(level[z]))
         built[int(z)] = merge_group(joined, log_marginal, alpha, stage, dendrogram)
-    root = built[int(np.flatnonzero(parent == -1)[0])] if parent.size else None
-    tree_linkage.last_log_evidence = float(root.log_p[0]) if root is not None else float("nan")
-    if n == 1:
-        return np.zeros((0, 4))
-    return dendrogram.linkage()
+    evidence = float(built[0].log_p[0])
+    return (dendrogram.linkage() if n > 1 else np.zeros((0, 4))), evidence
 
 
 def bhc_linkage(Y, log_marginal, alpha, full=False):
