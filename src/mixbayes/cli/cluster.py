@@ -381,6 +381,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
                    features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
                    n_top_branches=int(children[0].size), n_leaves=len(leaves),
                    n_components=int(model.n_components_), best_rcdll=model.best_rcdll_,
+                   depth=int(model.depth_), log_evidence=model.log_evidence_,
                    rhat=model.rhat_, ess=model.ess_, seconds=round(elapsed, 3), notes=notes)
     if known is not None:
         summary["scores"] = metrics.clustering_report(known, model.labels_)
@@ -398,6 +399,16 @@ def _run_tree(args, settings, out, verbose, stream, start):
           f"{plural(len(leaves), 'leaf', 'leaves')} and "
           f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
     _print_tree(tree, children, stream)
+    if hasattr(model, "depth_scores_"):
+        summary["depth_scores"] = [
+            dict(depth=int(r["depth"]), log_evidence=float(r["log_evidence"]),
+                 best_rcdll=float(r["best_rcdll"]), n_leaves=int(r["n_leaves"]))
+            for r in model.depth_scores_]
+        write_json(out.file("summary.json"), summary)
+        scores = ", ".join(f"{int(r['depth'])}: {r['log_evidence']:.1f}"
+                           for r in model.depth_scores_)
+        print(f"depth auto: {model.depth_} has the highest evidence of its dendrogram "
+              f"(log p(X | T) by depth: {scores})", file=stream)
     rhat = model.rhat_.get("rcdll", float("nan"))
     if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
         print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
