@@ -396,6 +396,18 @@ def _clip_below(scale, floor):
     return scale
 
 
+@dataclass(frozen=True)
+class KnownVarianceMarginal:
+    """:func:`known_variance_log_marginal` at fixed variances, as a callable (a search that
+    knows this family may run it in a compiled kernel)."""
+
+    variance: float
+    prior_variance: float
+
+    def __call__(self, stats):
+        return known_variance_log_marginal(stats, self.variance, self.prior_variance)
+
+
 def known_variance_log_marginal(stats, variance, prior_variance):
     r"""Log marginal likelihood of every cluster's points under
     :math:`x_i \sim N(\mu, \sigma^2 I)`, :math:`\mu \sim N(m_0, s_0^2 I)` (the variance known,

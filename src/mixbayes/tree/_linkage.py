@@ -45,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from ..families.gaussian import GaussianStats
+from ..families.gaussian import GaussianStats, KnownVarianceMarginal
+from ._linkage_kernels import greedy_known
 
 MAX_GROUP = 250
 
@@ -147,6 +148,8 @@ def merge_group(parts, log_marginal, alpha, stage, dendrogram, max_group=None):
     m = len(parts)
     if m == 1:
         return parts
+    if isinstance(log_marginal, KnownVarianceMarginal):
+        return _merge_known(parts, log_marginal, alpha, stage, dendrogram)
     log_alpha = np.log(alpha)
     log_r = np.full((m, m), -np.inf)
     for a in range(m - 1):
@@ -186,6 +189,24 @@ def merge_group(parts, log_marginal, alpha, stage, dendrogram, max_group=None):
         better = others[log_r[others, a] > log_r[others, best[others]]]
         best[better] = a
     return Parts(_select(stats, [a]), log_d[[a]], log_p[[a]], ids[[a]], score[[a]])
+
+
+def _merge_known(parts, marginal, alpha, stage, dendrogram):
+    """:func:`merge_group`'s search for the known-variance marginal, in the numba kernel of
+    :mod:`mixbayes.tree._linkage_kernels` (the same merges as the Python search)."""
+    stats = parts.stats
+    m = len(parts)
+    log_d, log_p, score = parts.log_d.copy(), parts.log_p.copy(), parts.score.copy()
+    pairs, costs, sizes, last = greedy_known(
+        stats.counts.astype(float), stats.sums.astype(float),
+        stats.squares.reshape(m, -1).sum(axis=1), log_d, log_p, score,
+        float(marginal.variance), float(marginal.prior_variance), float(np.log(alpha)))
+    ids = parts.ids.copy()
+    for (a, b), cost, size in zip(pairs, costs, sizes):
+        ids[a] = dendrogram.add(int(ids[a]), int(ids[b]), stage, float(cost), int(size))
+    whole = GaussianStats(stats.counts.sum(keepdims=True), stats.sums.sum(axis=0)[None],
+                          stats.squares.sum(axis=0)[None])
+    return Parts(whole, log_d[[last]], log_p[[last]], ids[[last]], score[[last]])
 
 
 def _bisect(parts, max_group):

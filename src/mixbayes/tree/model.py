@@ -19,7 +19,7 @@ from .._validation import (
     validate_params,
 )
 from ..diagnostics import effective_sample_size, split_rhat
-from ..families.gaussian import column_variances, data_scale, known_variance_log_marginal
+from ..families.gaussian import KnownVarianceMarginal, column_variances, data_scale
 from ..hdp._sampler import lookup
 from . import _regularisation as reg
 from . import _sampler
@@ -320,11 +320,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def _linkage(self, data, state):
         """The full dendrogram of :mod:`mixbayes.tree._linkage` (BHC merges with the
         components' marginal likelihood, inside every node of the kept tree)."""
-        variance, prior_variance = data.observation_variance, data.mean_prior_variance
-
-        def log_marginal(stats):
-            return known_variance_log_marginal(stats, variance, prior_variance)
-
+        log_marginal = KnownVarianceMarginal(data.observation_variance,
+                                             data.mean_prior_variance)
         Z, self.log_evidence_ = tree_linkage(
             data.points - data.grouped.prior_mean, self.labels_, state.comp, self.node_parent_,
             self.node_level_, log_marginal, float(self.top_concentration))
