@@ -235,7 +235,7 @@ def point_stats(Y, full):
 
 
 def tree_linkage(Y, leaves, components, parent, level, log_marginal, alpha, full=False):
-    """The scipy linkage matrix of the module docstring.
+    r"""The scipy linkage matrix of the module docstring.
 
     Parameters
     ----------
