@@ -17,6 +17,8 @@ import warnings
 
 
 def documents_and_points():
+    import numpy as np
+
     import mixbayes as mb
     from mixbayes.families import _kernel_tools
 
@@ -28,6 +30,10 @@ def documents_and_points():
         mb.DirichletMultinomialMixture(3).fit(docs.counts)
         mb.VariationalGaussianMixture(3).fit(X)
     _kernel_tools._PARALLEL_FROM = threshold
+    draws = np.random.default_rng(0).integers(0, 3, (4, 10))  # the partition summaries
+    estimate = mb.partition.point_estimate(draws, n_runs=1)
+    mb.partition.point_estimate(draws, loss="binder", n_runs=1)
+    mb.partition.credible_ball(draws, estimate)
     mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=5).fit(docs.counts)
     mb.select_n_topics(docs.counts, range(2, 4), verbose=0)
 

@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from . import datasets, diagnostics, distributed, metrics
+from . import datasets, diagnostics, distributed, metrics, partition
 from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
 from .hdp import HDPMixture
@@ -22,6 +22,7 @@ __all__ = [
     "distributed",
     "load",
     "metrics",
+    "partition",
     "read_corpus",
     "save",
     "select_n_clusters",

@@ -1,0 +1,315 @@
+r"""Posterior summaries of a partition from any sampler's draws (Wade & Ghahramani 2018).
+
+A sampler's draws of a clustering are an integer array ``draws`` of shape (n_draws, n_items),
+labels arbitrary within each draw (only which items share a label matters). From them:
+
+* :func:`similarity`: the posterior similarity (co-clustering) matrix
+  :math:`p_{ij} = P(c_i = c_j\mid X)`, estimated by the share of draws in which i and j share
+  a cluster;
+* :func:`point_estimate`: the partition :math:`\hat c` minimising the posterior expected loss
+  :math:`E[\ell(\hat c, c)\mid X] \approx \frac1T\sum_t\ell(\hat c, c^{(t)})` for the
+  variation of information (Meila 2007; ``loss="vi"``) or Binder's loss (``"binder"``), by
+  the search of SALSO (Dahl, Johnson & Müller 2022): sequential allocation of the items in a
+  random order, each to the cluster (or a new one) that adds least to the loss of the items
+  placed so far, then sweetening (every item moved to its best cluster given the others until
+  a pass moves none), the best of ``n_runs`` runs;
+* :func:`credible_ball`: the smallest VI ball around the estimate holding ``level`` of the
+  posterior mass, and its bounds among the draws (vertical upper: the draws in the ball with
+  the fewest clusters, the farthest of them; vertical lower: the most clusters; horizontal:
+  the farthest draw);
+* :func:`n_clusters_posterior` and :func:`chain_diagnostics` (VI between successive draws,
+  R-hat and ESS of the number of clusters over chains): label-invariant, unlike a trace of
+  any cluster's parameters.
+
+Losses. The VI between partitions :math:`a` and :math:`b` of :math:`n` items with cluster
+sizes :math:`n_a`, :math:`n_b` and contingency :math:`n_{ab}` is
+
+.. math:: \mathrm{VI}(a, b) = \frac1n\Big[\sum_a n_a\log_2 n_a + \sum_b n_b\log_2 n_b
+          - 2\sum_{ab}n_{ab}\log_2 n_{ab}\Big]
+
+(bits, as R's ``mcclust``; 0 for equal partitions, at most :math:`\log_2 n`), and Binder's loss
+(equal costs) the share of the :math:`\binom n2` pairs on which they disagree (in one cluster
+in one, apart in the other). Both are computed from per-draw contingency tables, so nothing
+here forms the :math:`n\times n` similarity matrix unless :func:`similarity` is asked for it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _partition_kernels as kernels
+from .diagnostics import effective_sample_size, split_rhat
+
+LOSSES = {"vi": kernels.VI, "binder": kernels.BINDER}
+LOG2 = np.log(2.0)
+
+
+def _check_draws(draws, name="draws", min_draws=2):
+    """Draws as int64 (n_draws, n_items), each draw relabelled 0.. in order of appearance."""
+    array = np.asarray(draws)
+    if array.dtype == object or array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold integer cluster labels; got dtype {array.dtype}.")
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_draws, n_items), one row per draw; got shape "
+                         f"{array.shape}.")
+    if array.shape[0] < min_draws:
+        raise ValueError(f"{name} must hold at least {min_draws} draws; got {array.shape[0]}: "
+                         "a posterior summary needs several draws of the partition.")
+    if array.shape[1] < 1:
+        raise ValueError(f"{name} must label at least one item; got shape {array.shape}.")
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} holds NaN or infinite values: labels must be integers.")
+        if np.any(array != np.round(array)):
+            raise TypeError(f"{name} must hold integer cluster labels; got fractional values.")
+    relabelled = np.empty(array.shape, dtype=np.int64)
+    for t, row in enumerate(array):
+        _, first, inverse = np.unique(row, return_index=True, return_inverse=True)
+        rank = np.empty(first.size, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+        relabelled[t] = rank[inverse.ravel()]
+    return relabelled
+
+
+def _check_labels(labels, n_items, name):
+    labels = _check_draws(np.asarray(labels)[None, :] if np.ndim(labels) == 1 else labels,
+                          name, min_draws=1)
+    if labels.shape != (1, n_items):
+        raise ValueError(f"{name} must label the draws' {n_items} items, one label each; got "
+                         f"shape {np.shape(labels)}.")
+    return labels[0]
+
+
+@dataclass
+class PointEstimate:
+    """The partition of least posterior expected loss.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n_items,)
+        Clusters numbered 0.. by decreasing size.
+    expected_loss : float
+        Its posterior expected loss (VI in bits, or Binder's share of pairs).
+    loss : str
+    n_clusters : int
+    n_runs : int
+        Runs of the search; ``best_run_passes`` sweetening passes of the best.
+    """
+
+    labels: np.ndarray
+    expected_loss: float
+    loss: str
+    n_clusters: int
+    n_runs: int
+    best_run_passes: int
+
+
+@dataclass
+class CredibleBall:
+    """The smallest VI ball around an estimate holding ``level`` of the posterior mass
+    (estimated by the draws), and its bounds among the draws inside it.
+
+    Attributes
+    ----------
+    radius : float
+        In bits of VI.
+    level : float
+        The mass asked for; ``mass`` is the share of draws inside (at least ``level``).
+    upper, lower, horizontal : ndarray of shape (n_items,)
+        Vertical upper bound (fewest clusters, the farthest such draw), vertical lower bound
+        (most clusters), horizontal bound (the farthest draw), as labels.
+    upper_distance, lower_distance, horizontal_distance : float
+        Their VI from the estimate.
+    """
+
+    radius: float
+    level: float
+    mass: float
+    upper: np.ndarray
+    lower: np.ndarray
+    horizontal: np.ndarray
+    upper_distance: float
+    lower_distance: float
+    horizontal_distance: float
+
+
+def _by_size(labels):
+    """Labels renumbered 0.. by decreasing cluster size (ties by first appearance)."""
+    sizes = np.bincount(labels)
+    first = np.full(sizes.size, labels.size)
+    np.minimum.at(first, labels, np.arange(labels.size))
+    order = np.lexsort((first, -sizes))
+    rank = np.empty(sizes.size, dtype=np.int64)
+    rank[order] = np.arange(sizes.size)
+    return rank[labels]
+
+
+def loss_to_draws(labels, draws, loss="vi"):
+    """The loss between ``labels`` and every draw: VI in bits, or Binder's share of pairs."""
+    draws = _check_draws(draws, min_draws=1)
+    labels = _check_labels(labels, draws.shape[1], "labels")
+    n_labels = int(draws.max()) + 1
+    if loss == "vi":
+        return kernels.vi_to_draws(labels, draws, n_labels) / LOG2
+    if loss == "binder":
+        return kernels.binder_to_draws(labels, draws, n_labels)
+    raise ValueError(f"loss must be one of 'vi', 'binder'; got {loss!r}.")
+
+
+def expected_loss(labels, draws, loss="vi"):
+    """Posterior expected loss of the partition ``labels``: the mean of
+    :func:`loss_to_draws`."""
+    return float(np.mean(loss_to_draws(labels, draws, loss)))
+
+
+def point_estimate(draws, loss="vi", n_runs=16, max_clusters=None, max_sweeps=50,
+                   random_state=0):
+    """The partition minimising the posterior expected ``loss`` (module docstring).
+
+    Parameters
+    ----------
+    draws : array-like of int of shape (n_draws, n_items)
+    loss : {"vi", "binder"}
+    n_runs : int
+        Runs of the search from independent random orders; the best is kept.
+    max_clusters : int or None
+        Most clusters the estimate may have; None: twice the most of any draw, plus one.
+    max_sweeps : int
+        Most sweetening passes per run.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    PointEstimate
+    """
+    from ._validation import check_random_state
+
+    draws = _check_draws(draws)
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of 'vi', 'binder'; got {loss!r}.")
+    for name, value in (("n_runs", n_runs), ("max_sweeps", max_sweeps)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+    n_labels = int(draws.max()) + 1
+    T, n = draws.shape
+    if max_clusters is None:
+        max_clusters = min(n, 2 * n_labels + 1)
+    elif (not isinstance(max_clusters, numbers.Integral) or isinstance(max_clusters, bool)
+          or max_clusters < 1):
+        raise ValueError(f"max_clusters must be an integer >= 1 or None; got {max_clusters!r}.")
+    max_clusters = int(min(max_clusters, n))
+    rng = check_random_state(random_state)
+    best, best_loss, best_passes = None, np.inf, 0
+    for _ in range(n_runs):
+        labels, passes = kernels.salso_run(draws, n_labels, LOSSES[loss], max_clusters,
+                                           rng.permutation(n), max_sweeps)
+        value = expected_loss(labels, draws, loss)
+        if value < best_loss - 1e-12:
+            best, best_loss, best_passes = labels, value, passes
+    labels = _by_size(best)
+    return PointEstimate(labels, float(best_loss), loss, int(labels.max()) + 1, int(n_runs),
+                         int(best_passes))
+
+
+def credible_ball(draws, estimate, level=0.95):
+    """The credible ball of :class:`CredibleBall` around ``estimate`` (labels, or a
+    :class:`PointEstimate`), in VI: its radius is the smallest distance holding at least
+    ``level`` of the draws."""
+    draws = _check_draws(draws)
+    if isinstance(estimate, PointEstimate):
+        estimate = estimate.labels
+    estimate = _check_labels(estimate, draws.shape[1], "estimate")
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1); got {level!r}.")
+    distance = loss_to_draws(estimate, draws, "vi")
+    ordered = np.sort(distance)
+    radius = float(ordered[int(np.ceil(level * distance.size)) - 1])
+    inside = np.flatnonzero(distance <= radius + 1e-12)
+    k = draws[inside].max(axis=1) + 1
+
+    def farthest(candidates):
+        return candidates[np.argmax(distance[candidates])]
+
+    upper = farthest(inside[k == k.min()])
+    lower = farthest(inside[k == k.max()])
+    horizontal = farthest(inside)
+    return CredibleBall(radius, float(level), float(inside.size / distance.size),
+                        _by_size(draws[upper]), _by_size(draws[lower]),
+                        _by_size(draws[horizontal]), float(distance[upper]),
+                        float(distance[lower]), float(distance[horizontal]))
+
+
+def n_clusters_posterior(draws):
+    """Posterior of the number of clusters: ``{k: share of draws with k clusters}``."""
+    draws = _check_draws(draws, min_draws=1)
+    values, counts = np.unique(draws.max(axis=1) + 1, return_counts=True)
+    return {int(k): float(c) / draws.shape[0] for k, c in zip(values, counts)}
+
+
+def similarity(draws, max_dense=5000):
+    """The posterior similarity matrix :math:`p_{ij}` (n_items, n_items), dense. Refused
+    above ``max_dense`` items (its memory is quadratic): summarise large draws with
+    :func:`point_estimate`, :func:`credible_ball` and :func:`block_similarity`."""
+    draws = _check_draws(draws, min_draws=1)
+    T, n = draws.shape
+    if n > max_dense:
+        raise ValueError(f"draws label {n} items: a dense similarity matrix would hold {n}^2 "
+                         f"entries (more than max_dense={max_dense} items); use "
+                         "block_similarity(draws, labels) or raise max_dense.")
+    out = np.zeros((n, n))
+    for row in draws:
+        onehot = np.zeros((n, row.max() + 1))
+        onehot[np.arange(n), row] = 1.0
+        out += onehot @ onehot.T
+    return out / T
+
+
+def block_similarity(draws, labels):
+    """Mean posterior similarity between and within the clusters of ``labels`` (k, k), and
+    every item's certainty: its mean similarity to the rest of its cluster (1 for an item
+    alone). Linear in the items: from per-draw contingency tables, never the n x n matrix."""
+    draws = _check_draws(draws, min_draws=1)
+    labels = _check_labels(labels, draws.shape[1], "labels")
+    T, n = draws.shape
+    k = labels.max() + 1
+    size = np.bincount(labels, minlength=k).astype(float)
+    blocks = np.zeros((k, k))
+    same = np.zeros(n)  # sum over draws of the items of i's cluster sharing i's draw cluster
+    for row in draws:
+        table = np.zeros((k, row.max() + 1))
+        np.add.at(table, (labels, row), 1.0)
+        blocks += table @ table.T
+        same += table[labels, row]
+    blocks /= T
+    pairs = np.outer(size, size) - np.diag(size)  # ordered pairs of distinct items
+    within = np.diag(blocks) - size  # each item with itself shares its cluster every time
+    blocks[np.diag_indices(k)] = within
+    with np.errstate(invalid="ignore", divide="ignore"):
+        blocks = np.where(pairs > 0, blocks / np.maximum(pairs, 1), 1.0)
+        certainty = np.where(size[labels] > 1, (same / T - 1.0) / (size[labels] - 1), 1.0)
+    return blocks, certainty
+
+
+def chain_diagnostics(chains):
+    """Label-invariant diagnostics of one or more chains of draws (a list of arrays of shape
+    (n_draws, n_items), or one such array): the VI (bits) between successive draws of every
+    chain, and the split R-hat and ESS of the number of clusters over the chains."""
+    if isinstance(chains, np.ndarray) and chains.ndim == 2:
+        chains = [chains]
+    chains = [_check_draws(c, "chains") for c in chains]
+    if len({c.shape for c in chains}) != 1:
+        raise ValueError("every chain must have the same shape (n_draws, n_items); got "
+                         f"{[c.shape for c in chains]}.")
+    steps = []
+    for c in chains:
+        n_labels = int(c.max()) + 1
+        steps.append(np.array([kernels.vi_to_draws(c[t], c[t + 1:t + 2], n_labels)[0]
+                               for t in range(c.shape[0] - 1)]) / LOG2)
+    k = np.array([c.max(axis=1) + 1 for c in chains], dtype=float)
+    ok = k.shape[1] >= 4
+    return dict(successive_vi=steps,
+                n_clusters_rhat=split_rhat(k) if ok else float("nan"),
+                n_clusters_ess=effective_sample_size(k) if ok else float("nan"))

@@ -1,0 +1,193 @@
+"""mb.partition: the search for the least expected loss against brute force over every
+partition, the credible ball against its definition, the similarities against the matrix."""
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+import mixbayes as mb
+from mixbayes.families.gaussian import GaussianStats, known_variance_log_marginal
+
+
+def _partitions(n):
+    """Every partition of range(n) as a label array (restricted growth strings)."""
+    def grow(prefix, top):
+        if len(prefix) == n:
+            yield np.array(prefix)
+            return
+        for label in range(top + 2):
+            yield from grow(prefix + [label], max(top, label))
+    yield from grow([0], 0)
+
+
+def _posterior_draws(X, n_draws, rng, alpha=1.0, variance=0.5, prior_variance=4.0):
+    """Draws from the exact posterior of a tiny Dirichlet-process Gaussian mixture (CRP prior,
+    known variance, the means integrated out) over every partition of X's rows (1-D)."""
+    parts = np.array(list(_partitions(len(X))))
+    onehot = parts[:, :, None] == np.arange(len(X))  # (B, n, labels)
+    sizes = onehot.sum(axis=1).astype(float)
+    sums = np.einsum("bnk,n->bk", onehot, X[:, 0])
+    squares = np.einsum("bnk,n->bk", onehot, X[:, 0] ** 2)
+    used = sizes > 0
+    stats = GaussianStats(sizes.ravel(), sums.reshape(-1, 1), squares.reshape(-1, 1))
+    marginal = known_variance_log_marginal(stats, variance, prior_variance).reshape(sizes.shape)
+    log_post = (used.sum(axis=1) * np.log(alpha) + np.where(used, gammaln(np.where(
+        used, sizes, 1.0)) + marginal, 0.0).sum(axis=1))
+    p = np.exp(log_post - log_post.max())
+    return parts[rng.choice(len(parts), size=n_draws, p=p / p.sum())], parts
+
+
+def _brute_force_losses(parts, draws, loss):
+    """Expected loss of every partition (rows of ``parts``) by the definitions, vectorised
+    over the partitions and weighted over the distinct draws."""
+    n = parts.shape[1]
+    unique, weight = np.unique(draws, axis=0, return_counts=True)
+
+    table = np.concatenate([[0.0], np.arange(1, n + 1) * np.log2(np.arange(1, n + 1))])
+
+    def xlogx(c):  # c log2 c of counts 0..n, by lookup
+        return table[c]
+
+    def pairs(c):
+        return c * (c - 1) / 2
+
+    B = parts.shape[0]
+    rows = np.arange(B)[:, None]
+
+    def counts(codes, width):  # per row of codes, how often each value below width occurs
+        return np.bincount((codes + rows * width).ravel(), minlength=B * width).reshape(B, width)
+
+    own = counts(parts, n)
+    total = np.zeros(B)
+    for d, w in zip(unique, weight):
+        joint = counts(parts * n + d, n * n)
+        theirs = np.bincount(d, minlength=n)
+        if loss == "vi":
+            value = (xlogx(own).sum(1) + xlogx(theirs).sum() - 2 * xlogx(joint).sum(1)) / n
+        else:
+            value = (pairs(own).sum(1) + pairs(theirs).sum() - 2 * pairs(joint).sum(1)) / pairs(n)
+        total += w * value
+    return total / weight.sum()
+
+
+def _same_partition(a, b):
+    return mb.metrics.ari(a, b) == 1.0
+
+
+@pytest.mark.parametrize("n, seed", [(6, 0), (7, 1), (9, 2)])
+@pytest.mark.parametrize("loss", ["vi", "binder"])
+def test_the_search_finds_the_brute_force_minimiser(n, seed, loss):
+    """Draws of an exact posterior (a tiny Gaussian DP mixture, every partition enumerated:
+    Bell(9) = 21,147); the search's estimate has the least expected loss of all partitions
+    (ties: any of the minimisers), and its reported loss is that minimum."""
+    rng = np.random.default_rng(seed)
+    X = np.concatenate([rng.normal(0, 1, (n // 2, 1)), rng.normal(2.5, 1, (n - n // 2, 1))])
+    draws, parts = _posterior_draws(X, 200, rng)
+    losses = _brute_force_losses(parts, draws, loss)
+    estimate = mb.partition.point_estimate(draws, loss=loss, n_runs=8, random_state=seed)
+    assert estimate.expected_loss == pytest.approx(losses.min(), abs=1e-12)
+    assert any(_same_partition(estimate.labels, parts[i])
+               for i in np.flatnonzero(losses <= losses.min() + 1e-12))
+    sizes = np.bincount(estimate.labels)
+    assert np.all(np.diff(sizes) <= 0) and estimate.n_clusters == sizes.size
+
+
+def test_losses_by_their_definitions():
+    """VI in bits from the entropies and mutual information; Binder's share of pairs by
+    counting them."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 3, 30)
+    draws = rng.integers(0, 4, (5, 30))
+
+    def entropy(labels):
+        p = np.bincount(labels) / labels.size
+        p = p[p > 0]
+        return -(p * np.log2(p)).sum()
+
+    for t, b in enumerate(draws):
+        joint = entropy(a * 10 + b)
+        vi = 2 * joint - entropy(a) - entropy(b)
+        assert mb.partition.loss_to_draws(a, draws, "vi")[t] == pytest.approx(vi, abs=1e-12)
+        same_a, same_b = a[:, None] == a[None, :], b[:, None] == b[None, :]
+        upper = np.triu_indices(30, 1)
+        binder = np.mean(same_a[upper] != same_b[upper])
+        assert mb.partition.loss_to_draws(a, draws, "binder")[t] == pytest.approx(binder)
+
+
+def test_credible_ball_by_its_definition():
+    """The radius is the smallest VI holding at least `level` of the draws; the bounds are
+    the draws inside with the fewest clusters (upper) and the most (lower), the farthest of
+    each, and the farthest draw inside (horizontal)."""
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal(0, 1, (4, 1)), rng.normal(2.0, 1, (4, 1))])
+    draws, _ = _posterior_draws(X, 300, rng)
+    estimate = mb.partition.point_estimate(draws, random_state=0)
+    ball = mb.partition.credible_ball(draws, estimate, level=0.915)
+    distance = mb.partition.loss_to_draws(estimate.labels, draws)
+    candidates = np.unique(distance)
+    radius = candidates[np.argmax([np.mean(distance <= c + 1e-12) >= 0.915 for c in candidates])]
+    assert ball.radius == pytest.approx(radius) and ball.mass >= 0.915
+    assert np.mean(distance < radius - 1e-12) < 0.915
+    inside = distance <= radius + 1e-12
+    k = draws.max(axis=1) + 1
+    fewest = inside & (k == k[inside].min())
+    assert ball.upper_distance == pytest.approx(distance[fewest].max())
+    assert np.unique(ball.upper).size == k[inside].min()
+    assert np.unique(ball.lower).size == k[inside].max()
+    assert ball.horizontal_distance == pytest.approx(distance[inside].max())
+
+
+def test_similarities_and_certainty():
+    """The dense matrix is the share of draws sharing a cluster; the block summary and every
+    item's certainty are its means over the estimate's clusters."""
+    rng = np.random.default_rng(5)
+    draws = rng.integers(0, 3, (40, 12))
+    psm = mb.partition.similarity(draws)
+    naive = np.mean([d[:, None] == d[None, :] for d in draws], axis=0)
+    np.testing.assert_allclose(psm, naive)
+    labels = np.array([0] * 5 + [1] * 6 + [2])
+    blocks, certainty = mb.partition.block_similarity(draws, labels)
+    for a in range(3):
+        for b in range(3):
+            cell = psm[np.ix_(labels == a, labels == b)]
+            if a == b:
+                cell = cell[~np.eye(cell.shape[0], dtype=bool)]
+            assert blocks[a, b] == pytest.approx(cell.mean() if cell.size else 1.0)
+    for i in range(12):
+        mates = (labels == labels[i]) & (np.arange(12) != i)
+        assert certainty[i] == pytest.approx(psm[i, mates].mean() if mates.any() else 1.0)
+    post = mb.partition.n_clusters_posterior(draws)
+    assert sum(post.values()) == pytest.approx(1.0) and set(post) <= {1, 2, 3}
+
+
+def test_chain_diagnostics():
+    rng = np.random.default_rng(6)
+    chains = [rng.integers(0, 3, (20, 10)) for _ in range(2)]
+    out = mb.partition.chain_diagnostics(chains)
+    assert len(out["successive_vi"]) == 2 and out["successive_vi"][0].shape == (19,)
+    same = mb.partition.chain_diagnostics(np.tile(chains[0][:1], (8, 1)))
+    assert np.all(same["successive_vi"][0] == 0)
+
+
+@pytest.mark.parametrize("draws, error, match", [
+    (np.zeros((1, 5), dtype=int), ValueError, "at least 2 draws"),
+    (np.zeros(5, dtype=int), ValueError, "must be 2-D"),
+    (np.array([[0, 1.5], [0, 1]]), TypeError, "integer cluster labels"),
+    (np.array([[0, np.nan], [0, 1]]), ValueError, "NaN"),
+    (np.array([["a", "b"], ["a", "a"]]), TypeError, "integer cluster labels"),
+])
+def test_bad_draws(draws, error, match):
+    with pytest.raises(error, match=match):
+        mb.partition.point_estimate(draws)
+
+
+def test_bad_arguments():
+    draws = np.zeros((3, 4), dtype=int)
+    with pytest.raises(ValueError, match="estimate must label the draws' 4 items"):
+        mb.partition.credible_ball(draws, np.zeros(5, dtype=int))
+    with pytest.raises(ValueError, match="level must be"):
+        mb.partition.credible_ball(draws, np.zeros(4, dtype=int), level=1.5)
+    with pytest.raises(ValueError, match="loss must be one of"):
+        mb.partition.point_estimate(draws, loss="l2")
+    with pytest.raises(ValueError, match="max_dense"):
+        mb.partition.similarity(draws, max_dense=3)
