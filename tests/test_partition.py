@@ -191,3 +191,23 @@ def test_bad_arguments():
         mb.partition.point_estimate(draws, loss="l2")
     with pytest.raises(ValueError, match="max_dense"):
         mb.partition.similarity(draws, max_dense=3)
+
+
+def test_models_summarise_their_partition():
+    """The DMM's Gibbs fit keeps thinned draws of its second half and summarises them; its
+    VB fit draws partitions from the responsibilities; the HDP summarises its kept sweeps.
+    On well-separated clusters the estimate is the truth and the ball is small."""
+    corpus, truth = mb.datasets.make_dmm_corpus(90, 40, 3, mean_length=30, random_state=0)
+    gibbs = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=40,
+                                           max_samples=10).fit(corpus.counts)
+    assert gibbs.label_samples_.shape == (10, 90) and gibbs.label_samples_.dtype == np.int32
+    summary = gibbs.partition_summary()
+    assert summary.n_draws == 10 and mb.metrics.ari(truth.labels, summary.estimate.labels) > 0.9
+    assert summary.ball.radius < 0.5 and sum(summary.n_clusters.values()) == pytest.approx(1)
+    vb = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
+    drawn = vb.partition_summary(corpus.counts, n_draws=20)
+    assert drawn.n_draws == 20 and mb.metrics.ari(vb.labels_, drawn.estimate.labels) > 0.9
+    with pytest.raises(ValueError, match="X: a variational fit keeps no draws"):
+        vb.partition_summary()
+    hdp = mb.HDPMixture(n_iter=12).fit(corpus.counts)
+    assert hdp.partition_summary().estimate.labels.shape == (90,)

@@ -313,3 +313,51 @@ def chain_diagnostics(chains):
     return dict(successive_vi=steps,
                 n_clusters_rhat=split_rhat(k) if ok else float("nan"),
                 n_clusters_ess=effective_sample_size(k) if ok else float("nan"))
+
+
+@dataclass
+class PartitionSummary:
+    """What a model's draws of its partition say (:func:`summarise`).
+
+    Attributes
+    ----------
+    estimate : PointEstimate
+        The partition of least posterior expected loss.
+    ball : CredibleBall
+        The credible ball around it.
+    n_clusters : dict
+        Posterior of the number of clusters.
+    n_draws : int
+        Draws the summary rests on.
+    """
+
+    estimate: PointEstimate
+    ball: CredibleBall
+    n_clusters: dict
+    n_draws: int
+
+
+def summarise(draws, loss="vi", level=0.95, n_runs=16, random_state=0):
+    """:func:`point_estimate`, :func:`credible_ball` and :func:`n_clusters_posterior` of
+    ``draws`` in one :class:`PartitionSummary`."""
+    estimate = point_estimate(draws, loss=loss, n_runs=n_runs, random_state=random_state)
+    return PartitionSummary(estimate, credible_ball(draws, estimate, level),
+                            n_clusters_posterior(draws), int(np.shape(draws)[0]))
+
+
+def draws_from_responsibilities(resp, n_draws, random_state=0):
+    """Partitions drawn from a mean-field posterior: every item's cluster drawn independently
+    from its row of ``resp`` (n_items, n_clusters), ``n_draws`` times. Mean-field posteriors
+    ignore the dependence between assignments and understate the spread: a credible ball of
+    such draws is narrower than the exact posterior's."""
+    from ._validation import check_random_state
+
+    resp = np.asarray(resp, dtype=float)
+    if resp.ndim != 2 or not np.all(np.isfinite(resp)) or np.any(resp < 0):
+        raise ValueError("resp must be a finite, non-negative (n_items, n_clusters) array.")
+    if not isinstance(n_draws, numbers.Integral) or isinstance(n_draws, bool) or n_draws < 2:
+        raise ValueError(f"n_draws must be an integer >= 2; got {n_draws!r}.")
+    rng = check_random_state(random_state)
+    cumulative = np.cumsum(resp / resp.sum(axis=1, keepdims=True), axis=1)
+    u = rng.random((n_draws, resp.shape[0], 1))
+    return np.minimum((u > cumulative[None]).sum(axis=2), resp.shape[1] - 1).astype(np.int32)

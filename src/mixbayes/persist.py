@@ -235,7 +235,8 @@ def _array_specs(model, scalars):
     if name == "DirichletMultinomialMixture":
         return {**_COMMON_VB, "weight_concentration_": (("K",), "+"),
                 "word_concentration_": (("K", "p"), "+"), "components_": (("K", "p"), ">=0"),
-                "log_joint_trace_": (("*",), "real", "optional")}
+                "log_joint_trace_": (("*",), "real", "optional"),
+                "label_samples_": (("*", "*"), "label", "optional")}
     if name == "VariationalGaussianMixture":
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p"), "spherical": ("K",)}[
             model.covariance_type]

@@ -376,9 +376,17 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             self.term_frequency_ = frequency / frequency.sum()
 
     # ------------------------------------------------------------------ summaries
-    def coclustering(self, level="groups"):
-        """Posterior probability that two groups (or observations) share a dish, over the kept
-        sweeps: (n_groups, n_groups) or (n_observations, n_observations)."""
+    def partition_summary(self, level="groups", loss="vi", credible_level=0.95,
+                          random_state=0):
+        """The posterior of the groups' (or observations') partition over the kept sweeps
+        (:func:`mixbayes.partition.summarise`): the partition of least expected ``loss``, its
+        credible ball at ``credible_level`` and the posterior of the number of clusters."""
+        from .. import partition
+
+        return partition.summarise(self._samples(level), loss=loss, level=credible_level,
+                                   random_state=random_state)
+
+    def _samples(self, level):
         check_is_fitted(self, "labels_")
         if level == "groups":
             samples = self.group_label_samples_
@@ -391,6 +399,12 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"level must be 'groups' or 'observations'; got {level!r}.")
         if samples.shape[0] == 0:
             raise ValueError("no sweeps were kept after burn-in.")
+        return samples
+
+    def coclustering(self, level="groups"):
+        """Posterior probability that two groups (or observations) share a dish, over the kept
+        sweeps: (n_groups, n_groups) or (n_observations, n_observations)."""
+        samples = self._samples(level)
         together = np.zeros((samples.shape[1], samples.shape[1]))
         for labels in samples:
             together += labels[:, None] == labels[None, :]

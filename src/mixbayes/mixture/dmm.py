@@ -86,6 +86,9 @@ class DirichletMultinomialMixture(VariationalMixture):
         iterations at an absolute 1e-3 and takes 8 now, 3e-5 of the ELBO and 0.0006 NMI away.
     n_sweeps : int, default=200
         Gibbs sweeps per chain (``inference="gibbs"`` only).
+    max_samples : int, default=500
+        Gibbs only: most draws of the partition kept from the kept chain's second half
+        (thinned evenly; ``label_samples_``, int32, n_samples each); 0 keeps none.
     random_state : int, Generator or None, default=0
         Seed; every restart and chain gets its own independent stream.
     verbose : int, default=0
@@ -113,6 +116,9 @@ class DirichletMultinomialMixture(VariationalMixture):
         Last value of ``elbo_trace_``.
     log_joint_trace_ : ndarray of shape (n_sweeps,)
         Gibbs only: exact :math:`\log p(y, z)` after every sweep of the kept chain.
+    label_samples_ : ndarray of shape (n_kept, n_samples)
+        Gibbs only: the kept chain's partitions over its second half, thinned to at most
+        ``max_samples`` (:meth:`partition_summary` reads them).
     n_iter_ : int
         Iterations (VB) or sweeps (Gibbs) of the kept run.
     converged_ : bool
@@ -147,6 +153,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         "max_iter": Interval("int", 1),
         "tol": Interval("real", 0),
         "n_sweeps": Interval("int", 1),
+        "max_samples": Interval("int", 0),
         "random_state": RandomState(),
         "verbose": Interval("int", 0),
     }
@@ -166,6 +173,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         max_iter=500,
         tol=1e-3,
         n_sweeps=200,
+        max_samples=500,
         random_state=0,
         verbose=0,
     ):
@@ -181,6 +189,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.max_iter = max_iter
         self.tol = tol
         self.n_sweeps = n_sweeps
+        self.max_samples = max_samples
         self.random_state = random_state
         self.verbose = verbose
 
@@ -257,18 +266,23 @@ class DirichletMultinomialMixture(VariationalMixture):
         best = None
         for chain, (rng, start) in enumerate(zip(rngs, self._starts(X, family, rngs))):
             z0 = self._warm_up(X, start, rng).argmax(axis=1)
-            trace, best_z, best_lj = [], z0, -np.inf
+            trace, best_z, best_lj, samples = [], z0, -np.inf, []
+            keep = _thinned(self.n_sweeps, self.max_samples)
             with progress(self.n_sweeps, self.verbose, f"Gibbs chain {chain + 1}") as bar:
-                for z, log_joint in gibbs_sweeps(
+                for sweep, (z, log_joint) in enumerate(gibbs_sweeps(
                     X, z0, self.n_components, alpha, theta, self.n_sweeps, rng, log_base_total
-                ):
+                )):
                     trace.append(log_joint)
                     if log_joint > best_lj:
                         best_z, best_lj = z, log_joint
+                    if sweep in keep:
+                        samples.append(z.astype(np.int32))
                     bar.update()
             if best is None or best_lj > best[1]:
-                best = (best_z, best_lj, np.asarray(trace))
-        z, _, trace = best
+                best = (best_z, best_lj, np.asarray(trace), samples)
+        z, _, trace, samples = best
+        self.label_samples_ = (np.array(samples, dtype=np.int32) if samples
+                               else np.zeros((0, X.shape[0]), dtype=np.int32))
         # judged on the kept chain alone: the chains are restarts (the best one is kept), and
         # restarts that end in different modes are what n_init is for
         converged, rhat = _stationary(trace[None, self.n_sweeps // 2:])
@@ -293,6 +307,29 @@ class DirichletMultinomialMixture(VariationalMixture):
         ))
         self.n_iter_ = self.n_sweeps
         return z
+
+    def partition_summary(self, X=None, loss="vi", level=0.95, n_draws=200, random_state=0):
+        """The posterior of the partition (:func:`mixbayes.partition.summarise`): the
+        partition of least expected ``loss``, its credible ball at ``level`` and the posterior
+        of the number of clusters. Gibbs: from ``label_samples_``. VB: from ``n_draws``
+        partitions drawn from the responsibilities of ``X`` (the training documents; a
+        mean-field posterior, whose ball is narrower than the exact posterior's)."""
+        from .. import partition
+
+        check_is_fitted(self, "labels_")
+        if self.inference == "gibbs" and X is None:
+            if self.label_samples_.shape[0] < 2:
+                raise ValueError("fewer than 2 partitions were kept (max_samples or n_sweeps "
+                                 "too small): nothing to summarise.")
+            draws = self.label_samples_
+        else:
+            if X is None:
+                raise ValueError("X: a variational fit keeps no draws; pass the documents "
+                                 "(the training ones) to draw partitions from their "
+                                 "responsibilities.")
+            draws = partition.draws_from_responsibilities(self.predict_proba(X), n_draws,
+                                                          random_state)
+        return partition.summarise(draws, loss=loss, level=level, random_state=random_state)
 
     # ------------------------------------------------------------------ interpretation
     def top_words(self, vocabulary, n=10, by="probability"):
@@ -361,6 +398,16 @@ class DirichletMultinomialMixture(VariationalMixture):
 
 
 _RHAT_CEILING = 1.1
+
+
+def _thinned(n_sweeps, max_samples):
+    """The sweeps whose partitions are kept: at most ``max_samples``, evenly spaced over the
+    second half (the first is burn-in)."""
+    second = np.arange(n_sweeps // 2, n_sweeps)
+    if max_samples == 0 or second.size == 0:
+        return set()
+    pick = np.unique(np.linspace(0, second.size - 1, min(max_samples, second.size)).round())
+    return set(second[pick.astype(int)].tolist())
 
 
 def _stationary(draws):
