@@ -211,3 +211,10 @@ def test_models_summarise_their_partition():
         vb.partition_summary()
     hdp = mb.HDPMixture(n_iter=12).fit(corpus.counts)
     assert hdp.partition_summary().estimate.labels.shape == (90,)
+
+
+def test_the_gaussian_mixture_summarises_draws_of_its_responsibilities():
+    X, truth = mb.datasets.make_gaussian_mixture(120, 2, 3, random_state=0)
+    model = mb.VariationalGaussianMixture(3).fit(X)
+    summary = model.partition_summary(X, n_draws=30)
+    assert summary.n_draws == 30 and mb.metrics.ari(model.labels_, summary.estimate.labels) > 0.9

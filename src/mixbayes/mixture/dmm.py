@@ -308,28 +308,15 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.n_iter_ = self.n_sweeps
         return z
 
-    def partition_summary(self, X=None, loss="vi", level=0.95, n_draws=200, random_state=0):
-        """The posterior of the partition (:func:`mixbayes.partition.summarise`): the
-        partition of least expected ``loss``, its credible ball at ``level`` and the posterior
-        of the number of clusters. Gibbs: from ``label_samples_``. VB: from ``n_draws``
-        partitions drawn from the responsibilities of ``X`` (the training documents; a
-        mean-field posterior, whose ball is narrower than the exact posterior's)."""
-        from .. import partition
-
-        check_is_fitted(self, "labels_")
+    def _partition_draws(self, X, n_draws, random_state):
+        """Gibbs (without ``X``): the kept draws; else the mean-field draws of the base."""
         if self.inference == "gibbs" and X is None:
+            check_is_fitted(self, "labels_")
             if self.label_samples_.shape[0] < 2:
                 raise ValueError("fewer than 2 partitions were kept (max_samples or n_sweeps "
                                  "too small): nothing to summarise.")
-            draws = self.label_samples_
-        else:
-            if X is None:
-                raise ValueError("X: a variational fit keeps no draws; pass the documents "
-                                 "(the training ones) to draw partitions from their "
-                                 "responsibilities.")
-            draws = partition.draws_from_responsibilities(self.predict_proba(X), n_draws,
-                                                          random_state)
-        return partition.summarise(draws, loss=loss, level=level, random_state=random_state)
+            return self.label_samples_
+        return super()._partition_draws(X, n_draws, random_state)
 
     # ------------------------------------------------------------------ interpretation
     def top_words(self, vocabulary, n=10, by="probability"):
