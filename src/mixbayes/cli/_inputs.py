@@ -55,9 +55,10 @@ def stop_words_of(option, raw_text):
 
 def _looks_numeric(path):
     """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
-    from ..corpus import read_text, sniff_delimiter
+    from ..corpus import allow_long_fields, read_text, sniff_delimiter
 
     text = read_text(path, "input")
+    allow_long_fields(text)
     delimiter = sniff_delimiter(text)
     for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
         if _all_numbers(row, decimal_comma=delimiter != ","):
@@ -141,7 +142,7 @@ def read_points(path):
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
-    from ..corpus import DELIMITERS, read_text, sniff_delimiter
+    from ..corpus import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
     from .._validation import check_file
 
     path = check_file(path, "input")
@@ -154,6 +155,7 @@ def read_points(path):
         raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
                          f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")
+    allow_long_fields(text)
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.startswith("#")]
     delimiter = (sniff_delimiter(text) if any(d in line for _, line in lines[:200]
