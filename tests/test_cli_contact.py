@@ -67,3 +67,29 @@ def test_csv_with_a_text_field_over_the_csv_modules_limit(tmp_path, capsys,
                             "--out", str(tmp_path / "o"), "-q")
     assert status == 0, err
     assert "outputs written" in out
+
+
+def _strict_json(path):
+    """``path`` parsed as strict JSON: a bare NaN or Infinity fails."""
+    def refuse(name):
+        raise AssertionError(f"{path.name} holds a bare {name}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_json_outputs_write_null_for_nan(tmp_path, capsys):
+    from mixbayes.cli._outputs import write_json
+
+    write_json(tmp_path / "x.json", dict(rhat={"rcdll": float("nan")}, ess=np.array([np.nan, 2.0]),
+                                         top=np.float32(np.inf), n=np.int64(3), ok=np.bool_(1),
+                                         k=range(2, 4)))
+    assert _strict_json(tmp_path / "x.json") == dict(rhat={"rcdll": None}, ess=[None, 2.0],
+                                                     top=None, n=3, ok=True, k=[2, 3])
+    X, _ = mb.datasets.make_gaussian_mixture(24, 2, 2, random_state=0)
+    np.save(tmp_path / "p.npy", X)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.npy"), "--model", "tree",
+                          "--n-iter", "2", "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    for name in os.listdir(tmp_path / "o"):
+        if name.endswith(".json"):
+            _strict_json(tmp_path / "o" / name)

@@ -66,18 +66,30 @@ class OutputFolder:
 
 
 def write_json(path, value):
+    """``value`` as strict JSON (RFC 8259): a NaN or infinite number, which ``json`` would write
+    as the bare ``NaN``/``Infinity`` that strict parsers (JavaScript, jq, Go) refuse, is written
+    as ``null``."""
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, default=_plain)
+        json.dump(_strict(value), handle, indent=2, allow_nan=False, default=_plain)
+
+
+def _strict(value):
+    """``value`` with numpy numbers and arrays made plain and non-finite floats made None."""
+    if isinstance(value, dict):
+        return {key: _strict(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return [_strict(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
 
 
 def _plain(value):
-    """JSON for numpy scalars and ranges (numbers stay numbers)."""
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, (np.ndarray, range, tuple)):
-        return list(value)
+    """JSON for anything else json cannot write (a path, a type): its text."""
     return str(value)
 
 
