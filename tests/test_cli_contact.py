@@ -93,3 +93,48 @@ def test_json_outputs_write_null_for_nan(tmp_path, capsys):
     for name in os.listdir(tmp_path / "o"):
         if name.endswith(".json"):
             _strict_json(tmp_path / "o" / name)
+
+
+def _partial_or_lock(folder):
+    return [p for p in os.listdir(folder) if p.startswith((".mixbayes-partial", ".mixbayes-lock"))]
+
+
+def test_two_runs_into_one_out_folder_the_second_is_refused(tmp_path, capsys, raw_text):
+    from mixbayes.cli._outputs import OutputFolder
+
+    out = tmp_path / "o"
+    # a run still going holds --out: a second run into it, --force or not, cluster or topics,
+    # is refused at its start
+    with OutputFolder(out) as first:
+        for command in (("cluster", "-k", "2"), ("topics", "-k", "2")):
+            for force in ((), ("--force",)):
+                status, _, err = _cli(capsys, *command[:1], str(raw_text), *command[1:],
+                                      "--out", str(out), "-q", *force)
+                _one_line_error(status, err, "--out", "another mixbayes run is writing to")
+        with open(first.file("summary.json"), "w") as handle:
+            handle.write("{}")
+    assert os.listdir(out) == ["summary.json"] and not _partial_or_lock(tmp_path)
+    # a run that finds --out filled by the time it ends (by a run without the lock) refuses,
+    # and says where its own files are
+    with pytest.raises(ValueError, match="received files from elsewhere during this run") as e:
+        with OutputFolder(tmp_path / "p") as second:
+            open(second.file("summary.json"), "w").close()
+            (tmp_path / "p").mkdir()
+            (tmp_path / "p" / "summary.json").write_text("the other run's")
+    assert (tmp_path / "p" / "summary.json").read_text() == "the other run's"
+    assert os.listdir(second.path) == ["summary.json"] and second.path in str(e.value)
+    # the lock is released: runs one after the other work as before
+    status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                          "--out", str(out), "--force", "-q")
+    assert status == 0, err
+    assert not [p for p in _partial_or_lock(tmp_path) if "lock" in p]
+
+
+def test_an_uncreatable_out_folder_is_named(tmp_path, capsys, raw_text):
+    (tmp_path / "a-file").write_text("x")
+    targets = [tmp_path / "a-file" / "out"] + (
+        [os.path.join("/proc", "forbidden")] if os.path.isdir("/proc/self") else [])
+    for target in targets:
+        status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out",
+                              str(target), "-q")
+        _one_line_error(status, err, f"--out: cannot create {str(target)!r}")
