@@ -138,3 +138,32 @@ def test_an_uncreatable_out_folder_is_named(tmp_path, capsys, raw_text):
         status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out",
                               str(target), "-q")
         _one_line_error(status, err, f"--out: cannot create {str(target)!r}")
+
+
+def test_sigterm_cleans_up_as_an_interrupt(tmp_path, capsys, raw_text, monkeypatch):
+    import signal
+
+    from mixbayes.cli import cluster
+
+    class Unhandled(Exception):
+        pass
+
+    def unhandled(number, frame):  # stands in for the default action, which ends the tests
+        raise Unhandled
+
+    reader = cluster.read_documents
+
+    def read_then_terminated(args):
+        os.kill(os.getpid(), signal.SIGTERM)  # as `timeout` sends it, mid-run
+        return reader(args)
+
+    monkeypatch.setattr(cluster, "read_documents", read_then_terminated)
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out",
+                                str(tmp_path / "o"), "-q")
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # the handler is put back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (status, out, err) == (143, "", "mixbayes: terminated\n")
+    assert os.listdir(tmp_path) == ["docs.txt"]  # no .mixbayes-partial-*, no lock, no --out

@@ -27,6 +27,7 @@ module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`), shari
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -403,11 +404,37 @@ def run(args, stream=None):
     return status
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (sent by ``timeout``, Slurm, ``docker stop``), raised as an interrupt so that a
+    run cleans up as it does on Ctrl-C: its staging folder removed, ``--out`` as it was."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises :class:`_Terminated` while the command runs (the main thread only: a
+    signal handler cannot be set elsewhere); the previous handler is restored afterwards."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(number, frame):
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _terminate_as_interrupt():
             warnings.simplefilter("always")
             status = run(args)
         from ..exceptions import ConvergenceWarning
@@ -422,6 +449,9 @@ def main(argv=None):
         # /dev/null so that the interpreter's final flush does not complain either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except _Terminated:
+        print("mixbayes: terminated", file=sys.stderr)
+        return 143  # 128 + SIGTERM, as the shell reports a process that SIGTERM ended
     except KeyboardInterrupt:
         print("mixbayes: interrupted", file=sys.stderr)
         return 130
