@@ -167,3 +167,23 @@ def test_sigterm_cleans_up_as_an_interrupt(tmp_path, capsys, raw_text, monkeypat
         signal.signal(signal.SIGTERM, previous)
     assert (status, out, err) == (143, "", "mixbayes: terminated\n")
     assert os.listdir(tmp_path) == ["docs.txt"]  # no .mixbayes-partial-*, no lock, no --out
+
+
+def test_output_modes_follow_the_umask(tmp_path, capsys, raw_text):
+    import stat
+
+    def mode(path):
+        return stat.S_IMODE(os.stat(path).st_mode)
+
+    previous = os.umask(0o027)
+    try:
+        status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                              "--out", str(tmp_path / "o"), "--report", "-q")
+        (tmp_path / "plain").mkdir()
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(previous)
+    assert status == 0, err
+    assert mode(tmp_path / "o") == mode(tmp_path / "plain") == 0o750
+    for name in ("model.npz", "report.html", "summary.json", "assignments.csv"):
+        assert mode(tmp_path / "o" / name) == mode(tmp_path / "plain.txt") == 0o640, name

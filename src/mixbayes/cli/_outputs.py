@@ -11,6 +11,7 @@ import tempfile
 import numpy as np
 
 from .._validation import plural
+from ..persist import umask
 
 # every file some run writes: what --force may replace in a folder used before
 OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
@@ -54,6 +55,9 @@ class OutputFolder:
                                  "folder, or pass --force to replace an earlier run's files.")
             try:
                 self.path = tempfile.mkdtemp(prefix=".mixbayes-partial-", dir=parent)
+                # the folder becomes --out: the mode mkdir gives (0o777 less the umask), not
+                # the private 0o700 of a temporary folder
+                os.chmod(self.path, 0o777 & ~umask())
             except OSError as exc:
                 raise _uncreatable(self.target, parent, exc) from None
         except BaseException:
