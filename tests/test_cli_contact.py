@@ -187,3 +187,73 @@ def test_output_modes_follow_the_umask(tmp_path, capsys, raw_text):
     assert mode(tmp_path / "o") == mode(tmp_path / "plain") == 0o750
     for name in ("model.npz", "report.html", "summary.json", "assignments.csv"):
         assert mode(tmp_path / "o" / name) == mode(tmp_path / "plain.txt") == 0o640, name
+
+
+@pytest.fixture
+def vehicle(tmp_path):
+    """A table as R and UCI ship them (Vehicle.csv): numbers, then a text class column."""
+    X, truth = mb.datasets.make_gaussian_mixture(40, 3, 2, random_state=0)
+    classes = [["van", "saab"][k] for k in truth.labels]
+    path = tmp_path / "vehicle.csv"
+    rows = [f"{a:.4f},{b:.4f},{c:.4f},{k}" for (a, b, c), k in zip(X, classes)]
+    path.write_text("Comp,Circ,D.Circ,Class\n" + "\n".join(rows) + "\n")
+    bare = tmp_path / "bare.csv"  # no header: the first row is a point, not names
+    bare.write_text("\n".join(rows) + "\n")
+    return path, bare, classes
+
+
+def test_a_text_class_column_is_named_and_can_be_the_labels(tmp_path, capsys, vehicle):
+    path, bare, classes = vehicle
+    run = ("cluster", "--model", "gmm", "-k", "2", "--n-init", "1", "-q")
+    status, _, err = _cli(capsys, *run, str(path), "--out", str(tmp_path / "a"))
+    _one_line_error(status, err, f"line 2, column 4 ('Class'): {classes[0]!r} is not a number",
+                    "--label-column Class", "--drop-column Class")
+    assert "--model dmm" not in err
+    status, _, err = _cli(capsys, *run, str(bare), "--out", str(tmp_path / "a"))
+    _one_line_error(status, err, f"line 1, column 4: {classes[0]!r}", "--label-column 4")
+
+    status, out, err = _cli(capsys, *run, str(path), "--label-column", "Class",
+                            "--out", str(tmp_path / "b"))
+    assert status == 0, err
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["features"] == ["Comp", "Circ", "D.Circ"] and summary["n_samples"] == 40
+    assert summary["scores"]["ari"] > 0.9 and "against known labels" in out
+    assert summary["settings"]["label_column"] == "Class"
+    labels = [row.split(",")[-1] for row in
+              (tmp_path / "b" / "assignments.csv").read_text().splitlines()[1:]]
+    assert labels == list(classes)
+
+    status, _, err = _cli(capsys, *run, str(bare), "--label-column", "4", "--drop-column",
+                          "Circ", "--drop-column", "1", "--out", str(tmp_path / "c"))
+    _one_line_error(status, err, "--drop-column: 'Circ' is not a column of",
+                    "no header row: give a column number from 1 to 4")
+    status, _, err = _cli(capsys, *run, str(path), "--drop-column", "Class", "--drop-column",
+                          "Circ", "--out", str(tmp_path / "c"))
+    assert status == 0, err
+    summary = json.loads((tmp_path / "c" / "summary.json").read_text())
+    assert summary["features"] == ["Comp", "D.Circ"] and "scores" not in summary
+
+
+def test_label_column_of_a_documents_csv_and_misplaced_column_flags(tmp_path, capsys,
+                                                                    raw_text, vehicle):
+    docs = tmp_path / "docs.csv"
+    with open(docs, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "topic"])
+        writer.writerows([t, "heart" if "heart" in t.lower() or "blood" in t.lower() else "air"]
+                         for t in TEXTS)
+    status, out, err = _cli(capsys, "cluster", str(docs), "--label-column", "topic", "-k", "2",
+                            "--n-init", "1", "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    assert "scores" in json.loads((tmp_path / "d" / "summary.json").read_text())
+    for args, fragment in [
+        ((str(docs), "--label-column", "Topic"), "--label-column='Topic' is not a column"),
+        ((str(raw_text), "--label-column", "topic"), "--label-column names a column of a CSV"),
+        ((str(docs), "--drop-column", "topic"), "--drop-column is for points"),
+        ((str(vehicle[0]), "--model", "gmm", "--label-column", "Class", "--labels",
+          str(raw_text)), "--labels and --label-column both give the labels"),
+        ((str(vehicle[0]), "--model", "gmm", "--label-column", "Class", "--drop-column",
+          "Class"), "--drop-column 'Class' is the --label-column"),
+    ]:
+        status, _, err = _cli(capsys, "cluster", *args, "--out", str(tmp_path / "e"), "-q")
+        _one_line_error(status, err, fragment)

@@ -66,7 +66,7 @@ _CLI_WORDS = {
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
     "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
-    "text_column": "--text-column", "depth": "--depth", "margin_weight": "--margin-weight",
+    "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth", "margin_weight": "--margin-weight",
 }
 
 
@@ -215,6 +215,14 @@ def build_parser():
                       "held-out likelihood beside it)")
     cluster.add_argument("--labels", default=None, metavar="FILE",
                          help="one known label per document or point, to score the clustering")
+    cluster.add_argument("--label-column", default=None, metavar="NAME",
+                         help="a CSV's column holding known labels (its header's name, or its "
+                         "number from 1), to score the clustering; in a table of points it is "
+                         "left out of the features (default: none; or --labels FILE)")
+    cluster.add_argument("--drop-column", action="append", default=None, metavar="NAME",
+                         help="points (gmm, tree, hdp --groups): a column of the table to leave "
+                         "out of the features, by name or number from 1; repeat it for several "
+                         "(default: none)")
     cluster.add_argument("--inference", choices=("vb", "gibbs"), default=None,
                          help="dmm: variational Bayes or collapsed Gibbs (default: vb)")
     cluster.add_argument("--n-init", type=_positive_int, default=None, metavar="N",
@@ -337,6 +345,13 @@ def _apply_rules(args):
     else:
         settings.update(n_components=args.n_components, scan_all=args.scan_all,
                         coherence=args.coherence)
+    if args.command == "cluster":
+        if args.drop_column and not points:
+            raise ValueError(f"--drop-column is for points (a table of numbers); the input of "
+                             f"--model {args.model} is documents.")
+        if args.label_column is not None and args.labels is not None:
+            raise ValueError("--labels and --label-column both give the labels; give one.")
+        settings.update(label_column=args.label_column, drop_columns=args.drop_column or [])
     for dest, (flag, default) in _TEXT_OPTIONS.items():
         value = getattr(args, dest)
         if value is not None and points:

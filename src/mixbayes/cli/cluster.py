@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import plural
 from . import range_text
 from ._dask import fit as cluster_fit
-from ._inputs import read_documents, read_points, read_sidecar
+from ._inputs import read_documents, read_labelled_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
 from ._sharded import probabilities
@@ -144,9 +144,8 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     from ..mixture import VariationalGaussianMixture
     from ..persist import save
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     _note_points(notes, stream)
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     if args.n_components > X.shape[0] and "n_components" in args.defaulted:
         notes.append(f"-k lowered from its default {args.n_components} to the number of points")
         print(f"note: {notes[-1]}", file=stream)
@@ -238,10 +237,9 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     """Points within groups: the Gaussian kernel."""
     from .. import metrics
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     _note_points(notes, stream)
     groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     nmi_trace = []
 
     def point_nmi(chain, sweep, info):
@@ -341,10 +339,9 @@ def _run_tree(args, settings, out, verbose, stream, start):
     from ..persist import save
     from ..tree import HierarchicalMixture
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     notes += _scale_notes(X, names)
     _note_points(notes, stream)
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
                                 n_iter=args.n_iter, random_state=args.seed,
                                 verbose=verbose).fit(X)
