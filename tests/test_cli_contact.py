@@ -257,3 +257,20 @@ def test_label_column_of_a_documents_csv_and_misplaced_column_flags(tmp_path, ca
     ]:
         status, _, err = _cli(capsys, "cluster", *args, "--out", str(tmp_path / "e"), "-q")
         _one_line_error(status, err, fragment)
+
+
+def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
+                                                                           saved, raw_text):
+    paths, models, corpus, folder = saved
+    np.savetxt(tmp_path / "points.csv", np.load(folder / "points.npy"), delimiter=",",
+               header="a,b", comments="")
+    for kind, data, fragment in [
+        ("dmm", tmp_path / "points.csv",
+         "a DirichletMultinomialMixture was fitted to documents: give the documents it was"),
+        ("gmm", raw_text,
+         "a VariationalGaussianMixture was fitted to points: give the points it was fitted to"),
+    ]:
+        status, _, err = _cli(capsys, "report", str(paths[kind]), "--corpus", str(data),
+                              "--out", str(tmp_path / "r.html"))
+        _one_line_error(status, err, f"--corpus: {str(data)!r}", fragment)
+        assert "--model" not in err and "fit topics" not in err

@@ -78,7 +78,7 @@ def _read_data(model, args):
     from ..hdp import HDPMixture
     from ..mixture import DirichletMultinomialMixture
     from ..topics import TopicModel
-    from ._inputs import read_documents, read_points
+    from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
 
     name = type(model).__name__
     documents = isinstance(model, (DirichletMultinomialMixture, TopicModel)) or (
@@ -105,6 +105,12 @@ def _read_data(model, args):
         message = str(exc)
         if message.startswith("input: "):
             message = "--corpus: " + message[len("input: "):]
+        # the readers advise a fit of another model; here the model is given: say what differs
+        hint = _DOCUMENTS_HINT if not documents else _POINTS_HINT
+        if hint in message:
+            kind = "points" if not documents else "documents"
+            message = message.replace(
+                hint, f"a {name} was fitted to {kind}: give the {kind} it was fitted to")
         if not documents and "points are read from" in message:
             message += f" (a {name} was fitted to points)"
         raise ValueError(message) from None
