@@ -274,3 +274,41 @@ def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_p
                               "--out", str(tmp_path / "r.html"))
         _one_line_error(status, err, f"--corpus: {str(data)!r}", fragment)
         assert "--model" not in err and "fit topics" not in err
+
+
+def test_topic_search_that_stops_early_says_so_and_names_scan_all(tmp_path, capsys, saved,
+                                                                  monkeypatch):
+    from mixbayes.cli import topics
+    from mixbayes.topics.selection import TopicSelection
+
+    _, models, corpus, folder = saved
+
+    def rows(bf):
+        return [dict(k=k, log_bayes_factor=v, log_marginal_likelihood=v, dispersion=1.0, df=9,
+                     p_value=0.01, log_posterior=-1.0, n_iter=5, seconds=0.1)
+                for k, v in zip(range(2, 2 + len(bf)), bf)]
+
+    # as scan() leaves it: K = 2..8 of 2:12 fitted, the last two lower than the one before
+    stopped = TopicSelection(rows([10, 30, 50, 60, 70, 65, 61]), 6, models["topics"],
+                             candidates=list(range(2, 13)), stop_after=2)
+    note = ("the search stopped at K = 8, after 2 decreases in a row of the log Bayes factor; "
+            "K = 9..12 of the range were not fitted (a later rise is possible: scan_all=True "
+            "fits every K)")
+    assert note in stopped.notes
+    every = TopicSelection(rows([10, 30, 50]), 4, models["topics"], candidates=[2, 3, 4])
+    assert not any("stopped" in n for n in every.notes)
+    for candidates, text in [([2, 3, 4, 10, 16, 22], "K = 10..22 (every 6) of the range"),
+                             ([2, 3, 4, 9, 12], "K = 9, 12 of the range")]:
+        assert text in TopicSelection(rows([1, 3, 2]), 3, None, candidates=candidates,
+                                      stop_after=1).notes[0]
+
+    monkeypatch.setattr(topics, "select_n_topics", lambda *a, **k: TopicSelection(
+        rows([10, 30, 25, 20]), 3, models["topics"], candidates=list(range(2, 13))))
+    status, out, err = _cli(capsys, "topics", str(folder / "data" / "counts.mtx"), "--select",
+                            "2:12", "--out", str(tmp_path / "t"), "-q")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    note = ("the search stopped at K = 5, after 2 decreases in a row of the log Bayes factor; "
+            "K = 6..12 of the range were not fitted (a later rise is possible: --scan-all fits "
+            "every K)")
+    assert note in summary["notes"] and f"note: {note}" in out
