@@ -312,3 +312,18 @@ def test_topic_search_that_stops_early_says_so_and_names_scan_all(tmp_path, caps
             "K = 6..12 of the range were not fitted (a later rise is possible: --scan-all fits "
             "every K)")
     assert note in summary["notes"] and f"note: {note}" in out
+    assert (tmp_path / "t" / "doc_topics.csv").read_text().startswith("id,topic0,")
+
+
+@pytest.mark.parametrize("model,estimator,names", [
+    ("dmm", mb.DirichletMultinomialMixture, ("n_init",)),
+    ("gmm", mb.VariationalGaussianMixture, ("n_init", "reg_covar", "covariance_type")),
+    ("hdp", mb.HDPMixture, ("n_iter",)),
+    ("tree", mb.HierarchicalMixture, ("n_iter", "depth", "margin_weight")),
+])
+def test_cli_defaults_are_the_python_defaults(model, estimator, names):
+    from mixbayes.cli import _apply_rules, build_parser
+
+    settings = _apply_rules(build_parser().parse_args(["cluster", "x.csv", "--model", model]))
+    python = estimator().get_params()
+    assert {name: settings[name] for name in names} == {name: python[name] for name in names}

@@ -6,7 +6,7 @@
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
     mixbayes cluster INPUT --model dmm|gmm -k K (--scheduler ADDRESS | --workers N)
-    mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
+    mixbayes cluster INPUT --model hdp [--n-iter 100] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
                   [--scheduler ADDRESS | --workers N]
@@ -42,10 +42,10 @@ _CLUSTER_OPTIONS = {
     "n_components": ("-k", ("dmm", "gmm"), 10),
     "select": ("--select", ("dmm",), None),
     "inference": ("--inference", ("dmm",), "vb"),
-    "n_init": ("--n-init", ("dmm", "gmm"), 5),
+    "n_init": ("--n-init", ("dmm", "gmm"), {"dmm": 5, "gmm": 1}),
     "covariance_type": ("--covariance-type", ("gmm",), "full"),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
-    "n_iter": ("--n-iter", ("hdp", "tree"), {"hdp": 200, "tree": 100}),
+    "n_iter": ("--n-iter", ("hdp", "tree"), 100),
     "depth": ("--depth", ("tree",), 2),
     "margin_weight": ("--margin-weight", ("tree",), 0.0),
     "gamma0": ("--gamma0", ("hdp",), 1.0),
@@ -226,13 +226,14 @@ def build_parser():
     cluster.add_argument("--inference", choices=("vb", "gibbs"), default=None,
                          help="dmm: variational Bayes or collapsed Gibbs (default: vb)")
     cluster.add_argument("--n-init", type=_positive_int, default=None, metavar="N",
-                         help="dmm, gmm: restarts, the best kept (default: 5)")
+                         help="dmm, gmm: restarts, the best kept (default: 5 dmm, 1 gmm, as "
+                         "in Python)")
     cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
                          default=None, help="gmm: covariance of each component (default: full)")
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
-                         help="hdp, tree: sweeps of the sampler (default: 200 hdp, 100 tree)")
+                         help="hdp, tree: sweeps of each chain (default: 100, as in Python)")
     cluster.add_argument("--depth", type=_depth, default=None, metavar="L",
                          help="tree: levels below the root, or auto: the depth of 1-5 whose "
                          "dendrogram has the highest evidence (default: 2)")

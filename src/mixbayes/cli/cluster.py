@@ -73,7 +73,7 @@ def _run_dmm(args, settings, out, verbose, stream, start):
 
     known = corpus.labels
     write_rows(out.file("assignments.csv"),
-               ["doc_id", "cluster", "probability"] + (["label"] if known is not None else []),
+               ["id", "cluster", "probability"] + (["label"] if known is not None else []),
                _assignments(model, corpus, known))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
     words = model.top_words(corpus.vocabulary, n=args.top)
@@ -159,7 +159,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     elapsed = time.perf_counter() - start
     proba = model.predict_proba(X)
     write_rows(out.file("assignments.csv"),
-               ["index", "cluster", "probability"] + (["label"] if known is not None else []),
+               ["id", "cluster", "probability"] + (["label"] if known is not None else []),
                ([i, int(k), f"{proba[i, k]:.6f}"] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
@@ -251,11 +251,11 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     model.fit(X, groups=groups, callback=point_nmi if known is not None else None)
     elapsed = time.perf_counter() - start
     write_rows(out.file("assignments.csv"),
-               ["index", "group", "cluster"] + (["label"] if known is not None else []),
+               ["id", "group", "cluster"] + (["label"] if known is not None else []),
                ([i, groups[i], int(k)] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, points=int(sizes[k]),
+    clusters = [dict(cluster=k, size=int(sizes[k]),
                      mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
@@ -269,8 +269,8 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     write_json(out.file("summary.json"), summary)
     _print_hdp_header(model, f"{plural(X.shape[0], 'point')} in "
                       f"{plural(model.n_groups_, 'group')}", args, elapsed, stream)
-    print_groups([dict(c, sort=c["points"]) for c in clusters], "cluster",
-                 lambda c: plural(c["points"], "point", spec=">6"), stream, "clusters.json",
+    print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
+                 lambda c: plural(c["size"], "point", spec=">6"), stream, "clusters.json",
                  body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
@@ -303,7 +303,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     np.add.at(shares, group_of, model.labels_ == model.group_labels_[group_of])
     shares /= np.bincount(group_of, minlength=X.shape[0])
     write_rows(out.file("assignments.csv"),
-               ["doc_id", "cluster", "token_share"] + (["label"] if known is not None else []),
+               ["id", "cluster", "token_share"] + (["label"] if known is not None else []),
                ([doc, int(model.group_labels_[row]), f"{shares[row]:.4f}"]
                 + ([known[row]] if known is not None else [])
                 for row, doc in enumerate(corpus.doc_ids)))
@@ -311,7 +311,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
     tokens = np.bincount(model.labels_, minlength=model.n_components_)
     documents = np.bincount(model.group_labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, documents=int(documents[k]), tokens=int(tokens[k]),
+    clusters = [dict(cluster=k, size=int(documents[k]), tokens=int(tokens[k]),
                      top_words=words[k], top_words_by_lift=lifts[k])
                 for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
@@ -325,7 +325,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     _print_hdp_header(model, f"{plural(X.shape[0], 'document')} "
                       f"({plural(summary['n_tokens'], 'token')})", args, elapsed, stream)
     print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
-                 lambda c: f"{plural(c['documents'], 'doc', spec='>5')}, "
+                 lambda c: f"{plural(c['size'], 'doc', spec='>5')}, "
                            f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     _print_scores(summary, stream, " (majority cluster per document)")
@@ -348,7 +348,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
     elapsed = time.perf_counter() - start
     L = model.depth_
     write_rows(out.file("assignments.csv"),
-               ["index", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
+               ["id", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
                + (["label"] if known is not None else []),
                ([i, int(model.labels_[i])] + [int(v) for v in model.paths_[i]]
                 + ([known[i]] if known is not None else []) for i in range(X.shape[0])))

@@ -64,7 +64,7 @@ def run_topics(args, settings, out, verbose, stream):
     write_json(out.file("summary.json"), summary)
     known = corpus.labels
     write_rows(out.file("doc_topics.csv"),
-               ["document"] + [f"topic{k}" for k in range(model.n_components)]
+               ["id"] + [f"topic{k}" for k in range(model.n_components)]
                + ["main_topic"] + (["label"] if known is not None else []),
                ([doc] + [f"{v:.6g}" for v in row] + [int(main_topic[i])]
                 + ([known[i]] if known is not None else [])
