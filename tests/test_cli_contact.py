@@ -327,3 +327,47 @@ def test_cli_defaults_are_the_python_defaults(model, estimator, names):
     settings = _apply_rules(build_parser().parse_args(["cluster", "x.csv", "--model", model]))
     python = estimator().get_params()
     assert {name: settings[name] for name in names} == {name: python[name] for name in names}
+
+
+def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, capsys,
+                                                                    saved, monkeypatch):
+    _, _, corpus, folder = saved
+    status, _, err = _cli(capsys, "cluster", str(folder / "data" / "counts.mtx"), "--model",
+                          "hdp", "--n-iter", "6", "--burn-in", "2", "--n-chains", "2",
+                          "--word-prior", "0.5", "--out", str(tmp_path / "h"), "-q")
+    assert status == 0, err
+    model = mb.load(tmp_path / "h" / "model.npz")
+    assert (model.n_iter, model.burn_in, model.n_chains, model.word_prior) == (6, 2, 2, 0.5)
+    settings = json.loads((tmp_path / "h" / "summary.json").read_text())["settings"]
+    assert (settings["burn_in"], settings["n_chains"], settings["word_prior"]) == (2, 2, 0.5)
+    chains = {row.split(",")[0] for row in
+              (tmp_path / "h" / "trace.csv").read_text().splitlines()[1:]}
+    assert chains == {"0", "1"}
+    given = {}
+
+    def fit(self, X):  # the tree's settings are what is tested: no fit needed
+        given.update(self.get_params())
+        raise ValueError("stopped")
+
+    monkeypatch.setattr(mb.HierarchicalMixture, "fit", fit)
+    status, _, err = _cli(capsys, "cluster", str(folder / "points.npy"), "--model", "tree",
+                          "--n-iter", "4", "--burn-in", "1", "--n-chains", "2",
+                          "--out", str(tmp_path / "t"), "-q")
+    _one_line_error(status, err, "stopped")
+    assert (given["n_iter"], given["burn_in"], given["n_chains"]) == (4, 1, 2)
+    data = str(folder / "data" / "counts.mtx")
+    for args, fragment in [
+        ((data, "--model", "hdp", "--n-iter", "5", "--burn-in", "5"),
+         "--burn-in must be below --n-iter=5; got 5"),
+        ((str(folder / "points.npy"), "--model", "gmm", "--n-chains", "2"),
+         "--n-chains applies to --model hdp or tree, not --model gmm"),
+        ((str(folder / "points.npy"), "--model", "tree", "--word-prior", "1"),
+         "--word-prior applies to --model hdp"),
+        ((str(folder / "points.npy"), "--model", "hdp", "--groups", data, "--word-prior", "1"),
+         "--word-prior is for documents"),
+    ]:
+        status, _, err = _cli(capsys, "cluster", *args, "--out", str(tmp_path / "e"), "-q")
+        _one_line_error(status, err, fragment)
+    with pytest.raises(SystemExit):
+        main(["cluster", data, "--model", "hdp", "--word-prior", "0"])
+    assert "--word-prior: must be a finite number > 0" in capsys.readouterr().err

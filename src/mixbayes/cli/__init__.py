@@ -46,6 +46,9 @@ _CLUSTER_OPTIONS = {
     "covariance_type": ("--covariance-type", ("gmm",), "full"),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
     "n_iter": ("--n-iter", ("hdp", "tree"), 100),
+    "burn_in": ("--burn-in", ("hdp", "tree"), None),
+    "n_chains": ("--n-chains", ("hdp", "tree"), 1),
+    "word_prior": ("--word-prior", ("hdp",), None),
     "depth": ("--depth", ("tree",), 2),
     "margin_weight": ("--margin-weight", ("tree",), 0.0),
     "gamma0": ("--gamma0", ("hdp",), 1.0),
@@ -64,7 +67,8 @@ _CLI_WORDS = {
     "n_components": "-k", "candidates": "--select", "n_init": "--n-init",
     "random_state": "--seed", "top_concentration_prior": "--gamma0-prior",
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
-    "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
+    "group_concentration": "--alpha0", "n_iter": "--n-iter", "burn_in": "--burn-in",
+    "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
     "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth", "margin_weight": "--margin-weight",
 }
@@ -122,6 +126,14 @@ def _whole_number(minimum):
 
 
 _seed, _positive_int = _whole_number(0), _whole_number(1)
+
+
+def _positive_float(text):
+    """An argparse type: a finite number above 0."""
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text}")
+    return value
 
 
 def _depth(text):
@@ -234,6 +246,15 @@ def build_parser():
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
                          help="hdp, tree: sweeps of each chain (default: 100, as in Python)")
+    cluster.add_argument("--burn-in", type=_seed, default=None, metavar="N",
+                         help="hdp, tree: first sweeps of each chain left out of the summaries "
+                         "and diagnostics, below --n-iter (default: half of --n-iter)")
+    cluster.add_argument("--n-chains", type=_positive_int, default=None, metavar="N",
+                         help="hdp, tree: independent chains, each from its own start; with 2 "
+                         "or more, R-hat compares them (default: 1)")
+    cluster.add_argument("--word-prior", type=_positive_float, default=None, metavar="A",
+                         help="hdp (documents): the Dirichlet prior of each term in a cluster; "
+                         "smaller opens more clusters for rare words (default: 0.1)")
     cluster.add_argument("--depth", type=_depth, default=None, metavar="L",
                          help="tree: levels below the root, or auto: the depth of 1-5 whose "
                          "dendrogram has the highest evidence (default: 2)")
@@ -347,6 +368,9 @@ def _apply_rules(args):
         settings.update(n_components=args.n_components, scan_all=args.scan_all,
                         coherence=args.coherence)
     if args.command == "cluster":
+        if args.word_prior is not None and args.groups is not None:
+            raise ValueError("--word-prior is for documents (the HDP's categorical kernel); the "
+                             "input of --model hdp --groups is points.")
         if args.drop_column and not points:
             raise ValueError(f"--drop-column is for points (a table of numbers); the input of "
                              f"--model {args.model} is documents.")

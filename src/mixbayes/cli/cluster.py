@@ -193,7 +193,8 @@ def _run_gmm(args, settings, out, verbose, stream, start):
 def _hdp_model(args, verbose, kernel):
     from ..hdp import HDPMixture
 
-    return HDPMixture(kernel, n_iter=args.n_iter, random_state=args.seed, verbose=verbose,
+    return HDPMixture(kernel, n_iter=args.n_iter, burn_in=args.burn_in, n_chains=args.n_chains,
+                      word_prior=args.word_prior, random_state=args.seed, verbose=verbose,
                       top_concentration=args.gamma0, group_concentration=args.alpha0,
                       top_concentration_prior=args.gamma0_prior,
                       group_concentration_prior=args.alpha0_prior)
@@ -343,7 +344,8 @@ def _run_tree(args, settings, out, verbose, stream, start):
     notes += _scale_notes(X, names)
     _note_points(notes, stream)
     model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
-                                n_iter=args.n_iter, random_state=args.seed,
+                                n_iter=args.n_iter, burn_in=args.burn_in,
+                                n_chains=args.n_chains, random_state=args.seed,
                                 verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
     L = model.depth_
