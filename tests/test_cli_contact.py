@@ -371,3 +371,18 @@ def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, c
     with pytest.raises(SystemExit):
         main(["cluster", data, "--model", "hdp", "--word-prior", "0"])
     assert "--word-prior: must be a finite number > 0" in capsys.readouterr().err
+
+
+def test_inspect_says_how_many_components_it_left_out(tmp_path, capsys, saved):
+    from mixbayes.cli._outputs import SHOWN
+
+    _, models, _, folder = saved
+    points = np.load(folder / "points.npy")
+    model = mb.VariationalGaussianMixture(SHOWN + 3, n_init=1, max_iter=5, random_state=0)
+    with pytest.warns(mb.ConvergenceWarning):
+        model.fit(points)
+    mb.save(model, tmp_path / "gmm.npz")
+    status, out, err = _cli(capsys, "inspect", str(tmp_path / "gmm.npz"))
+    assert status == 0, err
+    listed = [line for line in out.splitlines() if line.startswith("component ")]
+    assert len(listed) == SHOWN and out.splitlines()[-1] == "... and 3 components more"
