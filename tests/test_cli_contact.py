@@ -386,3 +386,18 @@ def test_inspect_says_how_many_components_it_left_out(tmp_path, capsys, saved):
     assert status == 0, err
     listed = [line for line in out.splitlines() if line.startswith("component ")]
     assert len(listed) == SHOWN and out.splitlines()[-1] == "... and 3 components more"
+
+
+def test_report_corpus_drops_the_class_column_the_fit_left_out(tmp_path, capsys, saved):
+    paths, _, _, folder = saved
+    points = np.load(folder / "points.npy")
+    rows = [",".join(f"{v:.6f}" for v in p) + f",{'van' if p[0] > 0 else 'saab'}"
+            for p in points]
+    (tmp_path / "v.csv").write_text("a,b,c,Class\n" + "\n".join(rows) + "\n")
+    run = ("report", str(paths["gmm"]), "--corpus", str(tmp_path / "v.csv"))
+    status, _, err = _cli(capsys, *run, "--out", str(tmp_path / "r.html"))
+    _one_line_error(status, err, "('Class')", "leave it out with --drop-column Class")
+    assert "--label-column" not in err
+    status, out, err = _cli(capsys, *run, "--drop-column", "Class", "--out",
+                            str(tmp_path / "r.html"))
+    assert status == 0 and "report of the VariationalGaussianMixture written" in out, err

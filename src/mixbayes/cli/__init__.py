@@ -328,6 +328,10 @@ def build_parser():
     report.add_argument("--force", action="store_true",
                         help="replace --out when it exists (default: refuse)")
     _add_text_options(report)
+    report.add_argument("--drop-column", action="append", default=None, metavar="NAME",
+                        help="points: a column of --corpus to leave out (a class column of text, "
+                        "as --label-column or --drop-column left it out of the fit), by name or "
+                        "number from 1; repeat it for several (default: none)")
     return parser
 
 
