@@ -70,7 +70,8 @@ _CLI_WORDS = {
     "group_concentration": "--alpha0", "n_iter": "--n-iter", "burn_in": "--burn-in",
     "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
-    "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth", "margin_weight": "--margin-weight",
+    "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth",
+    "margin_weight": "--margin-weight",
 }
 
 
