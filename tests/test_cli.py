@@ -59,7 +59,7 @@ def test_cluster_end_to_end(tmp_path, small_corpus):
     clusters = json.loads((out / "clusters.json").read_text())
     assert sum(c["size"] for c in clusters) == 120
     lines = (out / "assignments.csv").read_text().splitlines()
-    assert lines[0] == "doc_id,cluster,probability,label" and len(lines) == 121
+    assert lines[0] == "id,cluster,probability,label" and len(lines) == 121
     model = mb.load(out / "model.npz")
     np.testing.assert_array_equal(model.predict(corpus.counts), model.labels_)
 
@@ -160,6 +160,8 @@ def test_hdp_end_to_end(tmp_path):
                           "summary.json", "model.npz"))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_documents"] == 30 and summary["n_clusters"] >= 2
+    clusters = json.loads((out / "clusters.json").read_text())  # size: documents, as dmm's
+    assert sum(c["size"] for c in clusters) == 30 and sum(c["tokens"] for c in clusters) > 30
     assert summary["scores"]["nmi"] > 0.3
     trace = (out / "trace.csv").read_text().splitlines()
     assert trace[0].endswith(",nmi") and len(trace) == 16
@@ -190,9 +192,10 @@ def test_hdp_points_end_to_end(tmp_path):
                           "summary.json", "model.npz"))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_points"] == 300 and summary["n_groups"] == 12
+    assert sum(c["size"] for c in json.loads((out / "clusters.json").read_text())) == 300
     assert summary["scores"]["nmi"] > 0.8
     rows = (out / "assignments.csv").read_text().splitlines()
-    assert rows[0] == "index,group,cluster,label" and rows[1].startswith("0,site0,")
+    assert rows[0] == "id,group,cluster,label" and rows[1].startswith("0,site0,")
     trace = np.genfromtxt(out / "trace.csv", delimiter=",", names=True)
     assert trace.size == 20 and np.all(trace["gamma0"] == 1.0)  # fixed: no prior given
     assert np.ptp(trace["alpha0"]) > 0  # resampled every sweep under its Gamma(1, 1) prior
@@ -220,7 +223,7 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
     rows = (out / "assignments.csv").read_text().splitlines()
-    assert rows[0] == "index,leaf,level1,level2,label" and len(rows) == 121
+    assert rows[0] == "id,leaf,level1,level2,label" and len(rows) == 121
     tree = json.loads((out / "tree.json").read_text())
     newick = (out / "tree.newick").read_text().strip()
     assert newick.endswith("n0;") and newick.count("(") == newick.count(")")

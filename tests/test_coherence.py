@@ -75,6 +75,8 @@ def test_words_columns_corpus_and_edge_cases():
     (lambda: coherence("a b", TOY), "non-empty list of word lists"),
     (lambda: coherence(["ab", "cd"], TOY), r"topics\[0\] must be a list of words"),
     (lambda: coherence([[0, 1]], TOY, n=0), "n must be an integer >= 1"),
+    (lambda: coherence(np.ones((2, 3)), TOY), r"one column per term of X \(4\); got shape"),
+    (lambda: coherence(np.full((1, 4), np.nan), TOY), "NaN or infinite weights"),
 ])
 def test_bad_input_is_one_clear_message(call, message):
     with pytest.raises(ValueError, match=message):
@@ -95,6 +97,28 @@ def test_fitted_models_are_scored_by_their_top_words():
         np.testing.assert_array_equal(result.per_topic, expected.per_topic)
     with pytest.raises(ValueError, match="X has 29 terms but the model was fitted on 30"):
         coherence(models[0], corpus.counts[:, :29])
+
+
+def test_a_topic_word_matrix_is_scored_by_its_heaviest_terms():
+    """scikit-learn's components_ (or gensim's get_topics()): n heaviest terms per row, named
+    by vocabulary; the same values as the word lists."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    corpus, _ = mb.datasets.make_topic_corpus(60, 30, 3, 40, random_state=0)
+    lda = LatentDirichletAllocation(3, max_iter=5, random_state=0).fit(corpus.counts)
+    words = [[corpus.vocabulary[j] for j in np.argsort(-row, kind="stable")[:6]]
+             for row in lda.components_]
+    for measure in ("umass", "npmi", "c_v"):
+        result = coherence(lda.components_, corpus.counts, measure,
+                           vocabulary=corpus.vocabulary, n=6)
+        expected = coherence(words, corpus.counts, measure, vocabulary=corpus.vocabulary)
+        assert result.top_words == words
+        np.testing.assert_array_equal(result.per_topic, expected.per_topic)
+    # without a vocabulary the terms are columns; a list of float rows and a sparse matrix too
+    weights = np.array([[0.1, 0.5, 0.0, 0.4], [0.7, 0.0, 0.3, 0.0]])
+    for given in (weights, weights.tolist(), sp.csr_matrix(weights)):
+        assert coherence(given, TOY, n=2).top_words == [[1, 3], [0, 2]]
+    assert coherence(weights, TOY, vocabulary=VOCAB, n=2).top_words == [["b", "d"], ["a", "c"]]
 
 
 # ---------------------------------------------------------------- agreement with gensim

@@ -391,11 +391,14 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
 
     Parameters
     ----------
-    topics : fitted model, or list of lists of str or int
+    topics : fitted model, array of shape (n_topics, n_terms), or list of lists of str or int
         A fitted :class:`~mixbayes.TopicModel`, :class:`~mixbayes.DirichletMultinomialMixture`
-        or categorical :class:`~mixbayes.HDPMixture` (its ``top_words`` by probability), or the
-        top words of each topic, best first: terms of ``vocabulary``, or column indices of
-        ``X``.
+        or categorical :class:`~mixbayes.HDPMixture` (its ``top_words`` by probability); a
+        topic-word matrix of float weights, one column per term of ``X`` (scikit-learn's
+        ``LatentDirichletAllocation.components_`` or ``NMF.components_``, gensim's
+        ``get_topics()``), whose ``n`` heaviest terms per row are scored (``vocabulary`` names
+        them); or the top words of each topic, best first: terms of ``vocabulary``, or column
+        indices of ``X``.
     X : array-like, sparse matrix, Corpus or dask array of shape (n_documents, n_terms)
         Word counts of the reference corpus (usually the one fitted); a
         :class:`~mixbayes.Corpus` brings its vocabulary. A dask array (or a
@@ -456,12 +459,20 @@ def _topic_columns(topics, n_terms, vocabulary, n):
         if vocabulary.shape != (n_terms,):
             raise ValueError(f"vocabulary must have one entry per column of X ({n_terms}); got "
                              f"{vocabulary.shape[0] if vocabulary.ndim else 0}.")
+    weights = _topic_word_matrix(topics)
     if hasattr(topics, "top_words") and hasattr(topics, "n_features_in_"):
         if topics.n_features_in_ != n_terms:
             raise ValueError(f"X has {n_terms} terms but the model was fitted on "
                              f"{topics.n_features_in_}.")
         columns = [np.asarray(row, dtype=np.int64)
                    for row in topics.top_words(np.arange(n_terms), n=n)]
+    elif weights is not None:
+        if weights.shape[1] != n_terms or not weights.shape[0]:
+            raise ValueError(f"topics: a topic-word matrix needs one row per topic and one "
+                             f"column per term of X ({n_terms}); got shape {weights.shape}.")
+        if not np.all(np.isfinite(weights)):
+            raise ValueError("topics: the topic-word matrix holds NaN or infinite weights.")
+        columns = [np.argsort(-row, kind="stable")[:n].astype(np.int64) for row in weights]
     else:
         if isinstance(topics, (str, bytes)) or not hasattr(topics, "__len__") or not len(topics):
             raise ValueError("topics must be a fitted model or a non-empty list of word lists; "
@@ -492,6 +503,23 @@ def _topic_columns(topics, n_terms, vocabulary, n):
     words = [[vocabulary[j] if vocabulary is not None else int(j) for j in cols]
              for cols in columns]
     return columns, words
+
+
+def _topic_word_matrix(topics):
+    """``topics`` as a float (n_topics, n_terms) array when it is a topic-word matrix
+    (scikit-learn's ``components_``, gensim's ``get_topics()``, a dense or sparse array of
+    weights), else None (a model, or lists of words or of column indices)."""
+    if hasattr(topics, "top_words") or isinstance(topics, (str, bytes)):
+        return None
+    if sp.issparse(topics):
+        topics = topics.toarray()
+    try:
+        weights = np.asarray(topics)
+    except (ValueError, TypeError):  # ragged lists of words
+        return None
+    if weights.ndim == 2 and weights.dtype.kind == "f":
+        return weights.astype(float)
+    return None
 
 
 def _co_documents(X, terms):

@@ -96,14 +96,31 @@ def save(model, path):
     return path
 
 
+def umask():
+    """The process's umask (read from /proc on Linux, which leaves it untouched; elsewhere set
+    and put back at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path, write):
     """Call ``write(handle)`` on a temporary file (binary) in ``path``'s folder, flush and fsync
     it, then rename it over ``path``: a reader never sees a half-written file, and a failure
-    leaves ``path`` as it was."""
+    leaves ``path`` as it was. The file gets the mode an ordinary ``open`` would give it (0o666
+    less the umask), not the temporary file's 0o600."""
     folder = os.path.dirname(os.path.abspath(path))
     suffix = os.path.splitext(path)[1] + ".tmp"
     fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=suffix, dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~umask())
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()

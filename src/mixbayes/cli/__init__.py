@@ -6,7 +6,7 @@
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
     mixbayes cluster INPUT --model dmm|gmm -k K (--scheduler ADDRESS | --workers N)
-    mixbayes cluster INPUT --model hdp [--n-iter 200] [--gamma0 1] [--alpha0 1]
+    mixbayes cluster INPUT --model hdp [--n-iter 100] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
                   [--scheduler ADDRESS | --workers N]
@@ -27,6 +27,7 @@ module (:mod:`.cluster`, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`), shari
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -41,10 +42,13 @@ _CLUSTER_OPTIONS = {
     "n_components": ("-k", ("dmm", "gmm"), 10),
     "select": ("--select", ("dmm",), None),
     "inference": ("--inference", ("dmm",), "vb"),
-    "n_init": ("--n-init", ("dmm", "gmm"), 5),
+    "n_init": ("--n-init", ("dmm", "gmm"), {"dmm": 5, "gmm": 1}),
     "covariance_type": ("--covariance-type", ("gmm",), "full"),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
-    "n_iter": ("--n-iter", ("hdp", "tree"), {"hdp": 200, "tree": 100}),
+    "n_iter": ("--n-iter", ("hdp", "tree"), 100),
+    "burn_in": ("--burn-in", ("hdp", "tree"), None),
+    "n_chains": ("--n-chains", ("hdp", "tree"), 1),
+    "word_prior": ("--word-prior", ("hdp",), None),
     "depth": ("--depth", ("tree",), 2),
     "margin_weight": ("--margin-weight", ("tree",), 0.0),
     "gamma0": ("--gamma0", ("hdp",), 1.0),
@@ -63,9 +67,11 @@ _CLI_WORDS = {
     "n_components": "-k", "candidates": "--select", "n_init": "--n-init",
     "random_state": "--seed", "top_concentration_prior": "--gamma0-prior",
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
-    "group_concentration": "--alpha0", "n_iter": "--n-iter", "covariance_type":
+    "group_concentration": "--alpha0", "n_iter": "--n-iter", "burn_in": "--burn-in",
+    "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
-    "text_column": "--text-column", "depth": "--depth", "margin_weight": "--margin-weight",
+    "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth",
+    "margin_weight": "--margin-weight",
 }
 
 
@@ -121,6 +127,14 @@ def _whole_number(minimum):
 
 
 _seed, _positive_int = _whole_number(0), _whole_number(1)
+
+
+def _positive_float(text):
+    """An argparse type: a finite number above 0."""
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text}")
+    return value
 
 
 def _depth(text):
@@ -214,16 +228,34 @@ def build_parser():
                       "held-out likelihood beside it)")
     cluster.add_argument("--labels", default=None, metavar="FILE",
                          help="one known label per document or point, to score the clustering")
+    cluster.add_argument("--label-column", default=None, metavar="NAME",
+                         help="a CSV's column holding known labels (its header's name, or its "
+                         "number from 1), to score the clustering; in a table of points it is "
+                         "left out of the features (default: none; or --labels FILE)")
+    cluster.add_argument("--drop-column", action="append", default=None, metavar="NAME",
+                         help="points (gmm, tree, hdp --groups): a column of the table to leave "
+                         "out of the features, by name or number from 1; repeat it for several "
+                         "(default: none)")
     cluster.add_argument("--inference", choices=("vb", "gibbs"), default=None,
                          help="dmm: variational Bayes or collapsed Gibbs (default: vb)")
     cluster.add_argument("--n-init", type=_positive_int, default=None, metavar="N",
-                         help="dmm, gmm: restarts, the best kept (default: 5)")
+                         help="dmm, gmm: restarts, the best kept (default: 5 dmm, 1 gmm, as "
+                         "in Python)")
     cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
                          default=None, help="gmm: covariance of each component (default: full)")
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
-                         help="hdp, tree: sweeps of the sampler (default: 200 hdp, 100 tree)")
+                         help="hdp, tree: sweeps of each chain (default: 100, as in Python)")
+    cluster.add_argument("--burn-in", type=_seed, default=None, metavar="N",
+                         help="hdp, tree: first sweeps of each chain left out of the summaries "
+                         "and diagnostics, below --n-iter (default: half of --n-iter)")
+    cluster.add_argument("--n-chains", type=_positive_int, default=None, metavar="N",
+                         help="hdp, tree: independent chains, each from its own start; with 2 "
+                         "or more, R-hat compares them (default: 1)")
+    cluster.add_argument("--word-prior", type=_positive_float, default=None, metavar="A",
+                         help="hdp (documents): the Dirichlet prior of each term in a cluster; "
+                         "smaller opens more clusters for rare words (default: 0.1)")
     cluster.add_argument("--depth", type=_depth, default=None, metavar="L",
                          help="tree: levels below the root, or auto: the depth of 1-5 whose "
                          "dendrogram has the highest evidence (default: 2)")
@@ -297,6 +329,10 @@ def build_parser():
     report.add_argument("--force", action="store_true",
                         help="replace --out when it exists (default: refuse)")
     _add_text_options(report)
+    report.add_argument("--drop-column", action="append", default=None, metavar="NAME",
+                        help="points: a column of --corpus to leave out (a class column of text, "
+                        "as --label-column or --drop-column left it out of the fit), by name or "
+                        "number from 1; repeat it for several (default: none)")
     return parser
 
 
@@ -336,6 +372,16 @@ def _apply_rules(args):
     else:
         settings.update(n_components=args.n_components, scan_all=args.scan_all,
                         coherence=args.coherence)
+    if args.command == "cluster":
+        if args.word_prior is not None and args.groups is not None:
+            raise ValueError("--word-prior is for documents (the HDP's categorical kernel); the "
+                             "input of --model hdp --groups is points.")
+        if args.drop_column and not points:
+            raise ValueError(f"--drop-column is for points (a table of numbers); the input of "
+                             f"--model {args.model} is documents.")
+        if args.label_column is not None and args.labels is not None:
+            raise ValueError("--labels and --label-column both give the labels; give one.")
+        settings.update(label_column=args.label_column, drop_columns=args.drop_column or [])
     for dest, (flag, default) in _TEXT_OPTIONS.items():
         value = getattr(args, dest)
         if value is not None and points:
@@ -403,11 +449,37 @@ def run(args, stream=None):
     return status
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (sent by ``timeout``, Slurm, ``docker stop``), raised as an interrupt so that a
+    run cleans up as it does on Ctrl-C: its staging folder removed, ``--out`` as it was."""
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises :class:`_Terminated` while the command runs (the main thread only: a
+    signal handler cannot be set elsewhere); the previous handler is restored afterwards."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(number, frame):
+        raise _Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _terminate_as_interrupt():
             warnings.simplefilter("always")
             status = run(args)
         from ..exceptions import ConvergenceWarning
@@ -422,6 +494,9 @@ def main(argv=None):
         # /dev/null so that the interpreter's final flush does not complain either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except _Terminated:
+        print("mixbayes: terminated", file=sys.stderr)
+        return 143  # 128 + SIGTERM, as the shell reports a process that SIGTERM ended
     except KeyboardInterrupt:
         print("mixbayes: interrupted", file=sys.stderr)
         return 130

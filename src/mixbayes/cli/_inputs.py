@@ -55,9 +55,10 @@ def stop_words_of(option, raw_text):
 
 def _looks_numeric(path):
     """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
-    from ..corpus import read_text, sniff_delimiter
+    from ..corpus import allow_long_fields, read_text, sniff_delimiter
 
     text = read_text(path, "input")
+    allow_long_fields(text)
     delimiter = sniff_delimiter(text)
     for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
         if _all_numbers(row, decimal_comma=delimiter != ","):
@@ -81,6 +82,10 @@ def read_documents(args):
     if path.endswith(".npy"):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
+    label_column = getattr(args, "label_column", None)
+    if label_column is not None and not path.endswith((".csv", ".csv.gz")):
+        raise ValueError(f"--label-column names a column of a CSV file; {path!r} is not one "
+                         "(give the labels with --labels FILE).")
     source = count_file(args)
     if source is not None:
         return read_sharded(args, source)
@@ -88,7 +93,8 @@ def read_documents(args):
     try:
         if path.endswith((".csv", ".csv.gz")):
             try:
-                corpus = read_corpus(path, text_column=args.text_column)
+                corpus = read_corpus(path, text_column=args.text_column,
+                                     label_column=label_column)
             except ValueError as exc:
                 if "text_column" in str(exc) and _looks_numeric(path):
                     raise ValueError(f"input: {path!r} is a numeric table with no "
@@ -130,30 +136,38 @@ def empty_corpus_error(path):
                       "and rare terms).")
 
 
-def read_points(path):
+def read_points(path, label_column=None, drop_columns=()):
     """Points from a ``.npy`` file or a delimited table of numbers.
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
     than the comma, decimal commas are read too (``1,5;2,25``, as European Excel writes). An
     optional header row names the columns; a first column named as an identifier (id, name,
     point_id, ...), or a row index (unnamed, or named index, holding 0, 1, 2, ... or 1, 2, 3,
-    ... as pandas and R write one), is left out, with a note. Returns ``(X, names, notes)``: an (n, d) float array with no missing,
+    ... as pandas and R write one), is left out, with a note. ``label_column`` (a column's
+    name, or its number from 1) is taken out of the table as the points' labels, and the
+    columns of ``drop_columns`` are left out (``--label-column``, ``--drop-column``: a class
+    column of text, as R and UCI ship tables). Returns ``(X, names, notes)``, and the labels
+    after them when ``label_column`` is given: an (n, d) float array with no missing,
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
-    from ..corpus import DELIMITERS, read_text, sniff_delimiter
+    from ..corpus import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
     from .._validation import check_file
 
     path = check_file(path, "input")
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
     if path.endswith(".npy"):
+        if label_column is not None or drop_columns:
+            flag = "--label-column" if label_column is not None else "--drop-column"
+            raise ValueError(f"{flag} names a column of a table; {path!r} is an array (.npy).")
         return _two_points(_points_from_npy(path), path), None, []
     tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
     if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
         raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
                          f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")
+    allow_long_fields(text)
     lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
              if line.strip() and not line.startswith("#")]
     delimiter = (sniff_delimiter(text) if any(d in line for _, line in lines[:200]
@@ -163,29 +177,51 @@ def read_points(path):
     for number, line in lines:
         fields = ([v.strip() for v in next(csv.reader([line], delimiter=delimiter))]
                   if delimiter else line.split())
-        if header is None and not rows and not _all_numbers(fields, decimal_comma):
-            header = fields
-            continue
         rows.append((number, fields))
+    if rows and _is_header(rows, decimal_comma):
+        header, rows = rows[0][1], rows[1:]
     if not rows:
         raise ValueError(f"input: {path!r} holds no points (the file is empty or has a header "
                          "row only).")
-    notes = []
-    if header is not None and len(header) > 1 and _is_id_name(header[0]):
-        notes.append(f"column 1 ({header[0]!r}) identifies the points; it is left out of the "
-                     "features")
-        header, rows = header[1:], [(number, fields[1:]) for number, fields in rows]
-    width = len(header) if header is not None else len(rows[0][1])
-    values = np.empty((len(rows), width))
     number, fields = rows[0]
-    if not _all_numbers([f for f in fields if f and f.upper() not in _MISSING], decimal_comma):
+    present = [f for f in fields if f and f.upper() not in _MISSING]
+    if present and not any(_all_numbers([f], decimal_comma) for f in present):
         raise ValueError(f"input: {path!r} line {number} is not numbers ({fields[0][:30]!r} ...):"
                          f" it looks like text; {_DOCUMENTS_HINT}.")
-    for i, (number, fields) in enumerate(rows):
+    notes = []
+    width = len(header) if header is not None else len(rows[0][1])
+    for number, fields in rows:
         if len(fields) != width:
             raise ValueError(f"input: {path!r} line {number} has {plural(len(fields), 'value')}"
                              f"; expected {width} (as on the {'header' if header else 'first'} "
                              "row).")
+    labels, chosen = None, bool(label_column is not None or drop_columns)
+    if chosen:
+        keep = list(range(width))
+        label_at = (None if label_column is None else
+                    _column_of(label_column, "--label-column", header, width, path))
+        for name in drop_columns:
+            j = _column_of(name, "--drop-column", header, width, path)
+            if j == label_at:
+                raise ValueError(f"--drop-column {name!r} is the --label-column.")
+            if j in keep:
+                keep.remove(j)
+        if label_at is not None:
+            keep.remove(label_at)
+            labels = _as_labels([fields[label_at] for _, fields in rows])
+        if not keep:
+            raise ValueError(f"input: {path!r} has no column left after --label-column and "
+                             "--drop-column.")
+        header = None if header is None else [header[j] for j in keep]
+        rows = [(number, [fields[j] for j in keep]) for number, fields in rows]
+        width = len(keep)
+    if header is not None and len(header) > 1 and _is_id_name(header[0]):
+        notes.append(f"column 1 ({header[0]!r}) identifies the points; it is left out of the "
+                     "features")
+        header, rows = header[1:], [(number, fields[1:]) for number, fields in rows]
+        width -= 1
+    values = np.empty((len(rows), width))
+    for i, (number, fields) in enumerate(rows):
         for j, field in enumerate(fields):
             where = f"input: {path!r} line {number}, column {j + 1}" + (
                 f" ({header[j]!r})" if header is not None else "")
@@ -196,8 +232,11 @@ def read_points(path):
             try:
                 values[i, j] = _number(field, decimal_comma)
             except ValueError:
-                raise ValueError(f"{where}: {field!r} is not a number; is this a table of "
-                                 "points?") from None
+                name = header[j] if header is not None else str(j + 1)
+                raise ValueError(
+                    f"{where}: {field[:30]!r} is not a number; points are numbers in every "
+                    f"column: use a column of text (classes?) as the labels with --label-column "
+                    f"{name}, or leave it out with --drop-column {name}.") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
     if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
@@ -205,7 +244,56 @@ def read_points(path):
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
-    return _two_points(values, path), None if header is None else _unique_names(header), notes
+    result = (_two_points(values, path), None if header is None else _unique_names(header),
+              notes)
+    return result if label_column is None else result + (labels,)
+
+
+def read_labelled_points(args):
+    """The points of ``args.input`` and their labels (``--labels FILE`` or ``--label-column``;
+    None without either), ``--drop-column`` applied; returns ``(X, names, notes, labels)``."""
+    label_column = getattr(args, "label_column", None)
+    drop = getattr(args, "drop_column", None) or ()
+    if label_column is not None and args.labels is not None:
+        raise ValueError("--labels and --label-column both give the labels; give one.")
+    if label_column is not None:
+        return read_points(args.input, label_column, drop)
+    X, names, notes = read_points(args.input, drop_columns=drop)
+    labels = (read_sidecar(args.labels, "labels", X.shape[0], "points")
+              if args.labels is not None else None)
+    return X, names, notes, labels
+
+
+def _is_header(rows, decimal_comma):
+    """Whether the first row names the columns: it is not all numbers, and (when the second
+    row has numbers) it has a word where the second row has a number, so that a table without
+    a header whose class column is text keeps its first point."""
+    first = rows[0][1]
+    if _all_numbers(first, decimal_comma):
+        return False
+    if len(rows) < 2 or len(rows[1][1]) != len(first):
+        return True
+    numeric = [j for j, f in enumerate(rows[1][1]) if _all_numbers([f], decimal_comma)]
+    return not numeric or not _all_numbers([first[j] for j in numeric], decimal_comma)
+
+
+def _column_of(name, flag, header, width, path):
+    """The index of column ``name`` (as in the header row, else its number from 1)."""
+    if header is not None and name in header:
+        return header.index(name)
+    if name.isdigit() and 1 <= int(name) <= width:
+        return int(name) - 1
+    columns = f"columns: {header}" if header is not None else (
+        f"it has no header row: give a column number from 1 to {width}")
+    raise ValueError(f"{flag}: {name!r} is not a column of {path!r}; {columns}.")
+
+
+def _as_labels(values):
+    """Labels read from a column: integers when they all are, else the text."""
+    try:
+        return np.asarray([int(v) for v in values])
+    except ValueError:
+        return np.asarray(values, dtype=str)
 
 
 def _two_points(X, path):

@@ -11,6 +11,7 @@ import tempfile
 import numpy as np
 
 from .._validation import plural
+from ..persist import umask
 
 # every file some run writes: what --force may replace in a folder used before
 OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
@@ -25,23 +26,43 @@ class OutputFolder:
     mixes two runs' files.
 
     An existing, non-empty ``--out`` is refused unless ``force``, which removes the files an
-    earlier run wrote there (other files are left alone) before this run's move in.
+    earlier run wrote there (other files are left alone) before this run's move in. While the
+    run lasts it holds a lock on ``--out`` (a hidden ``.mixbayes-lock-NAME`` file beside it,
+    removed at the end; the lock itself goes with the process, however it ends), so that a
+    second run into the same folder, ``--force`` or not, is refused at its start instead of
+    silently replacing the first one's files. Without ``force``, a folder that received files
+    from elsewhere during the run is refused at its end too, this run's files left staged.
     """
 
     def __init__(self, target, force=False):
         self.target = os.fspath(target)
         self.force = force
         self.path = None
+        self._lock = None
 
     def __enter__(self):
         if os.path.exists(self.target) and not os.path.isdir(self.target):
             raise ValueError(f"--out: {self.target!r} is a file, not a folder.")
-        if os.path.isdir(self.target) and os.listdir(self.target) and not self.force:
-            raise ValueError(f"--out: {self.target!r} already holds files; choose another "
-                             "folder, or pass --force to replace an earlier run's files.")
         parent = os.path.dirname(os.path.abspath(self.target))
-        os.makedirs(parent, exist_ok=True)
-        self.path = tempfile.mkdtemp(prefix=".mixbayes-partial-", dir=parent)
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as exc:
+            raise _uncreatable(self.target, parent, exc) from None
+        self._lock = _lock(parent, os.path.basename(os.path.abspath(self.target)), self.target)
+        try:
+            if _holds_files(self.target) and not self.force:
+                raise ValueError(f"--out: {self.target!r} already holds files; choose another "
+                                 "folder, or pass --force to replace an earlier run's files.")
+            try:
+                self.path = tempfile.mkdtemp(prefix=".mixbayes-partial-", dir=parent)
+                # the folder becomes --out: the mode mkdir gives (0o777 less the umask), not
+                # the private 0o700 of a temporary folder
+                os.chmod(self.path, 0o777 & ~umask())
+            except OSError as exc:
+                raise _uncreatable(self.target, parent, exc) from None
+        except BaseException:
+            _unlock(self._lock)
+            raise
         return self
 
     def file(self, name):
@@ -49,35 +70,106 @@ class OutputFolder:
         return os.path.join(self.path, name)
 
     def __exit__(self, kind, value, traceback):
-        if kind is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
+        try:
+            if kind is not None:
+                shutil.rmtree(self.path, ignore_errors=True)
+                return False
+            if _holds_files(self.target) and not self.force:
+                raise ValueError(f"--out: {self.target!r} received files from elsewhere during "
+                                 f"this run; this run's files are left in {self.path!r} (move "
+                                 "them, or run again with --force).")
+            if not os.path.isdir(self.target):
+                os.replace(self.path, self.target)
+                return False
+            for name in OUTPUT_FILES:
+                old = os.path.join(self.target, name)
+                if os.path.isfile(old):
+                    os.unlink(old)
+            for name in os.listdir(self.path):
+                os.replace(os.path.join(self.path, name), os.path.join(self.target, name))
+            os.rmdir(self.path)
             return False
-        if not os.path.isdir(self.target):
-            os.replace(self.path, self.target)
-            return False
-        for name in OUTPUT_FILES:
-            old = os.path.join(self.target, name)
-            if os.path.isfile(old):
-                os.unlink(old)
-        for name in os.listdir(self.path):
-            os.replace(os.path.join(self.path, name), os.path.join(self.target, name))
-        os.rmdir(self.path)
-        return False
+        finally:
+            _unlock(self._lock)
+
+
+def _uncreatable(target, parent, exc):
+    return ValueError(f"--out: cannot create {target!r} (in {parent!r}: "
+                      f"{exc.strerror or exc}); choose a folder you can write to.")
+
+
+def _holds_files(folder):
+    return os.path.isdir(folder) and bool(os.listdir(folder))
+
+
+def _lock(parent, name, target):
+    """An exclusive lock on ``parent/.mixbayes-lock-name``, taken without waiting; returns
+    ``(path, fd)`` (None where the platform has no ``fcntl``).
+
+    The file is removed when the lock is released; a run that opened it just before is then
+    holding a lock on a removed file, which it notices (the path names another file, or
+    none) and takes the lock again.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock; the end-of-run check still refuses a filled folder
+        return None
+    path = os.path.join(parent, f".mixbayes-lock-{name}")
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise _uncreatable(target, parent, exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise ValueError(f"--out: another mixbayes run is writing to {target!r} (it holds "
+                             f"{path!r}); wait for it to end, or choose another folder.") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return path, fd
+        os.close(fd)
+
+
+def _unlock(lock):
+    if lock is not None:
+        path, fd = lock
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        os.close(fd)
 
 
 def write_json(path, value):
+    """``value`` as strict JSON (RFC 8259): a NaN or infinite number, which ``json`` would write
+    as the bare ``NaN``/``Infinity`` that strict parsers (JavaScript, jq, Go) refuse, is written
+    as ``null``."""
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, default=_plain)
+        json.dump(_strict(value), handle, indent=2, allow_nan=False, default=_plain)
+
+
+def _strict(value):
+    """``value`` with numpy numbers and arrays made plain and non-finite floats made None."""
+    if isinstance(value, dict):
+        return {key: _strict(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return [_strict(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
 
 
 def _plain(value):
-    """JSON for numpy scalars and ranges (numbers stay numbers)."""
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, (np.ndarray, range, tuple)):
-        return list(value)
+    """JSON for anything else json cannot write (a path, a type): its text."""
     return str(value)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import plural
 from . import range_text
 from ._dask import fit as cluster_fit
-from ._inputs import read_documents, read_points, read_sidecar
+from ._inputs import read_documents, read_labelled_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
 from ._sharded import probabilities
@@ -73,7 +73,7 @@ def _run_dmm(args, settings, out, verbose, stream, start):
 
     known = corpus.labels
     write_rows(out.file("assignments.csv"),
-               ["doc_id", "cluster", "probability"] + (["label"] if known is not None else []),
+               ["id", "cluster", "probability"] + (["label"] if known is not None else []),
                _assignments(model, corpus, known))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
     words = model.top_words(corpus.vocabulary, n=args.top)
@@ -144,9 +144,8 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     from ..mixture import VariationalGaussianMixture
     from ..persist import save
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     _note_points(notes, stream)
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     if args.n_components > X.shape[0] and "n_components" in args.defaulted:
         notes.append(f"-k lowered from its default {args.n_components} to the number of points")
         print(f"note: {notes[-1]}", file=stream)
@@ -160,7 +159,7 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     elapsed = time.perf_counter() - start
     proba = model.predict_proba(X)
     write_rows(out.file("assignments.csv"),
-               ["index", "cluster", "probability"] + (["label"] if known is not None else []),
+               ["id", "cluster", "probability"] + (["label"] if known is not None else []),
                ([i, int(k), f"{proba[i, k]:.6f}"] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components)
@@ -194,7 +193,8 @@ def _run_gmm(args, settings, out, verbose, stream, start):
 def _hdp_model(args, verbose, kernel):
     from ..hdp import HDPMixture
 
-    return HDPMixture(kernel, n_iter=args.n_iter, random_state=args.seed, verbose=verbose,
+    return HDPMixture(kernel, n_iter=args.n_iter, burn_in=args.burn_in, n_chains=args.n_chains,
+                      word_prior=args.word_prior, random_state=args.seed, verbose=verbose,
                       top_concentration=args.gamma0, group_concentration=args.alpha0,
                       top_concentration_prior=args.gamma0_prior,
                       group_concentration_prior=args.alpha0_prior)
@@ -238,10 +238,9 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     """Points within groups: the Gaussian kernel."""
     from .. import metrics
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     _note_points(notes, stream)
     groups = read_sidecar(args.groups, "groups", X.shape[0], "points")
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     nmi_trace = []
 
     def point_nmi(chain, sweep, info):
@@ -253,11 +252,11 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     model.fit(X, groups=groups, callback=point_nmi if known is not None else None)
     elapsed = time.perf_counter() - start
     write_rows(out.file("assignments.csv"),
-               ["index", "group", "cluster"] + (["label"] if known is not None else []),
+               ["id", "group", "cluster"] + (["label"] if known is not None else []),
                ([i, groups[i], int(k)] + ([known[i]] if known is not None else [])
                 for i, k in enumerate(model.labels_)))
     sizes = np.bincount(model.labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, points=int(sizes[k]),
+    clusters = [dict(cluster=k, size=int(sizes[k]),
                      mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
     _write_hdp_trace(out, model, nmi_trace)
@@ -271,8 +270,8 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     write_json(out.file("summary.json"), summary)
     _print_hdp_header(model, f"{plural(X.shape[0], 'point')} in "
                       f"{plural(model.n_groups_, 'group')}", args, elapsed, stream)
-    print_groups([dict(c, sort=c["points"]) for c in clusters], "cluster",
-                 lambda c: plural(c["points"], "point", spec=">6"), stream, "clusters.json",
+    print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
+                 lambda c: plural(c["size"], "point", spec=">6"), stream, "clusters.json",
                  body=mean_text)
     _print_scores(summary, stream)
     print(f"outputs written to {args.out}/", file=stream)
@@ -305,7 +304,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     np.add.at(shares, group_of, model.labels_ == model.group_labels_[group_of])
     shares /= np.bincount(group_of, minlength=X.shape[0])
     write_rows(out.file("assignments.csv"),
-               ["doc_id", "cluster", "token_share"] + (["label"] if known is not None else []),
+               ["id", "cluster", "token_share"] + (["label"] if known is not None else []),
                ([doc, int(model.group_labels_[row]), f"{shares[row]:.4f}"]
                 + ([known[row]] if known is not None else [])
                 for row, doc in enumerate(corpus.doc_ids)))
@@ -313,7 +312,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     lifts = model.top_words(corpus.vocabulary, n=args.top, by="lift")
     tokens = np.bincount(model.labels_, minlength=model.n_components_)
     documents = np.bincount(model.group_labels_, minlength=model.n_components_)
-    clusters = [dict(cluster=k, documents=int(documents[k]), tokens=int(tokens[k]),
+    clusters = [dict(cluster=k, size=int(documents[k]), tokens=int(tokens[k]),
                      top_words=words[k], top_words_by_lift=lifts[k])
                 for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
@@ -327,7 +326,7 @@ def _run_hdp(args, settings, out, verbose, stream, start):
     _print_hdp_header(model, f"{plural(X.shape[0], 'document')} "
                       f"({plural(summary['n_tokens'], 'token')})", args, elapsed, stream)
     print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
-                 lambda c: f"{plural(c['documents'], 'doc', spec='>5')}, "
+                 lambda c: f"{plural(c['size'], 'doc', spec='>5')}, "
                            f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     _print_scores(summary, stream, " (majority cluster per document)")
@@ -341,17 +340,17 @@ def _run_tree(args, settings, out, verbose, stream, start):
     from ..persist import save
     from ..tree import HierarchicalMixture
 
-    X, names, notes = read_points(args.input)
+    X, names, notes, known = read_labelled_points(args)
     notes += _scale_notes(X, names)
     _note_points(notes, stream)
-    known = read_sidecar(args.labels, "labels", X.shape[0], "points") if args.labels else None
     model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
-                                n_iter=args.n_iter, random_state=args.seed,
+                                n_iter=args.n_iter, burn_in=args.burn_in,
+                                n_chains=args.n_chains, random_state=args.seed,
                                 verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
     L = model.depth_
     write_rows(out.file("assignments.csv"),
-               ["index", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
+               ["id", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
                + (["label"] if known is not None else []),
                ([i, int(model.labels_[i])] + [int(v) for v in model.paths_[i]]
                 + ([known[i]] if known is not None else []) for i in range(X.shape[0])))

@@ -133,19 +133,21 @@ def _figures(model, name, unit):
 def _top_terms(model, name, unit, vocabulary, top):
     if name == "HierarchicalMixture":
         sizes = model.node_size_
-        order = [z for z in np.argsort(-sizes, kind="stable") if z != 0][:SHOWN]
-        return [f"{unit} {z} (level {model.node_level_[z]}, parent {model.node_parent_[z]}): "
-                f"{plural(int(sizes[z]), 'point')}" for z in order]
+        order = [z for z in np.argsort(-sizes, kind="stable") if z != 0]
+        return _more([f"{unit} {z} (level {model.node_level_[z]}, parent "
+                      f"{model.node_parent_[z]}): {plural(int(sizes[z]), 'point')}"
+                      for z in order[:SHOWN]], len(order), unit)
     if name == "VariationalGaussianMixture" or (name == "HDPMixture"
                                                 and model.kernel != "categorical"):
         order = np.argsort(-model.weights_, kind="stable") if name != "HDPMixture" else None
         if order is None:
             sizes = np.bincount(model.labels_, minlength=model.n_components_)
-            return [f"{unit} {k}: {plural(int(sizes[k]), 'point')}, mean "
-                    f"{_vector(model.components_[k])}"
-                    for k in np.argsort(-sizes, kind="stable")[:SHOWN]]
-        return [f"{unit} {k}: weight {model.weights_[k]:.3f}, mean {_vector(model.means_[k])}"
-                for k in order[:SHOWN]]
+            order = np.argsort(-sizes, kind="stable")
+            return _more([f"{unit} {k}: {plural(int(sizes[k]), 'point')}, mean "
+                          f"{_vector(model.components_[k])}" for k in order[:SHOWN]],
+                         len(order), unit)
+        return _more([f"{unit} {k}: weight {model.weights_[k]:.3f}, mean "
+                      f"{_vector(model.means_[k])}" for k in order[:SHOWN]], len(order), unit)
     names = np.arange(model.n_features_in_) if vocabulary is None else vocabulary
     words = model.top_words(names, n=top)
     if name == "TopicModel":
@@ -165,6 +167,13 @@ def _top_terms(model, name, unit, vocabulary, top):
                         f"{' '.join(str(w) for w in words[k])}" for k in order[:SHOWN]]
     if len(order) > SHOWN:
         lines.append(f"  ... and {plural(len(order) - SHOWN, unit)} more")
+    return lines
+
+
+def _more(lines, total, unit):
+    """``lines`` (the first :data:`SHOWN` of ``total``), and how many were left out."""
+    if total > len(lines):
+        lines.append(f"... and {plural(total - len(lines), unit)} more")
     return lines
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 
 from .._validation import plural
 
@@ -78,7 +79,7 @@ def _read_data(model, args):
     from ..hdp import HDPMixture
     from ..mixture import DirichletMultinomialMixture
     from ..topics import TopicModel
-    from ._inputs import read_documents, read_points
+    from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
 
     name = type(model).__name__
     documents = isinstance(model, (DirichletMultinomialMixture, TopicModel)) or (
@@ -86,6 +87,8 @@ def _read_data(model, args):
     if documents and args.corpus.endswith(".npy"):
         raise ValueError(f"--corpus: {args.corpus!r} holds points, but a {name} was fitted to "
                          "documents; give the documents it was fitted to.")
+    if documents and args.drop_column:
+        raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
     if not documents:
         for flag in ("text_column", "stop_words", "min_df"):
             if getattr(args, flag) is not None:
@@ -99,12 +102,20 @@ def _read_data(model, args):
             return read_documents(settings)[0], {}
         if not os.path.exists(args.corpus):
             raise ValueError(f"input: no file named {args.corpus!r}.")
-        X, names, _ = read_points(args.corpus)
+        X, names, _ = read_points(args.corpus, drop_columns=args.drop_column or ())
         return X, dict(feature_names=names)
     except ValueError as exc:  # the readers name the file "input"; here it is --corpus
         message = str(exc)
         if message.startswith("input: "):
             message = "--corpus: " + message[len("input: "):]
+        message = re.sub(r"use a column of text \(classes\?\) as the labels with "
+                         r"--label-column (.+?), or leave it out", "leave it out", message)
+        # the readers advise a fit of another model; here the model is given: say what differs
+        hint = _DOCUMENTS_HINT if not documents else _POINTS_HINT
+        if hint in message:
+            kind = "points" if not documents else "documents"
+            message = message.replace(
+                hint, f"a {name} was fitted to {kind}: give the {kind} it was fitted to")
         if not documents and "points are read from" in message:
             message += f" (a {name} was fitted to points)"
         raise ValueError(message) from None

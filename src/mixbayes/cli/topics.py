@@ -58,12 +58,13 @@ def run_topics(args, settings, out, verbose, stream):
         summary["scores"] = metrics.clustering_report(corpus.labels, main_topic)
     if selection is not None:
         summary.update(selection=selection.table, best_k=selection.best_k,
-                       dispersion_k=selection.dispersion_k, notes=selection.notes)
+                       dispersion_k=selection.dispersion_k,
+                       notes=[_flags(note) for note in selection.notes])
     write_json(out.file("topics.json"), dict(summary, topics=topics))
     write_json(out.file("summary.json"), summary)
     known = corpus.labels
     write_rows(out.file("doc_topics.csv"),
-               ["document"] + [f"topic{k}" for k in range(model.n_components)]
+               ["id"] + [f"topic{k}" for k in range(model.n_components)]
                + ["main_topic"] + (["label"] if known is not None else []),
                ([doc] + [f"{v:.6g}" for v in row] + [int(main_topic[i])]
                 + ([known[i]] if known is not None else [])
@@ -74,7 +75,7 @@ def run_topics(args, settings, out, verbose, stream):
     print(f"{plural(corpus.n_documents, 'document')} x {plural(corpus.n_terms, 'term')} -> "
           f"{plural(model.n_components, 'topic')} in {elapsed:.1f} s", file=stream)
     if selection is not None:
-        print(str(selection), file=stream)
+        print(_flags(str(selection)), file=stream)
     print_groups([dict(t, sort=t["usage"]) for t in topics], "topic",
                  lambda t: f"usage {t['usage']:.3f}", stream, "topics.json")
     if coherence["mean"] is not None:
@@ -86,3 +87,8 @@ def run_topics(args, settings, out, verbose, stream):
               f"ARI {s['ari']:.3f}  purity {s['purity']:.3f}", file=stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
+
+
+def _flags(text):
+    """The selection's notes in the command's words."""
+    return text.replace("scan_all=True", "--scan-all")

@@ -19,7 +19,7 @@ from sklearn.base import clone
 from .. import metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
-from .._validation import check_counts
+from .._validation import check_counts, plural
 from ..mixture._base import is_distributed_input
 from . import _blocks, _fit, _init
 from .evidence import topic_evidence
@@ -48,12 +48,19 @@ class TopicSelection:
         None when no K fitted is; see :attr:`notes` when it differs from ``best_k``.
     coherence : str or None
         The coherence measure of the table's ``coherence`` column, None without one.
+    candidates : list of int or None
+        Every K the search was asked to try (the table holds those fitted: fewer when it
+        stopped after ``stop_after`` decreases of the log Bayes factor, which :attr:`notes`
+        says).
+    stop_after : int
     """
 
     table: list
     best_k: int
     best_model: object = field(repr=False)
     coherence: str = None
+    candidates: list = None
+    stop_after: int = 2
 
     def column(self, name):
         """One column of the table as an array."""
@@ -71,6 +78,12 @@ class TopicSelection:
         against one topic allows, is not an edge to widen past)."""
         ks = [row["k"] for row in self.table]
         notes = []
+        left = [k for k in (self.candidates or ()) if k > ks[-1]]
+        if left:
+            notes.append(f"the search stopped at K = {ks[-1]}, after "
+                         f"{plural(self.stop_after, 'decrease')} in a row of the log Bayes "
+                         f"factor; K = {_ks_text(left)} of the range were not fitted (a "
+                         "later rise is possible: scan_all=True fits every K)")
         if still_rising(ks, self.column("log_bayes_factor")):
             notes.append(f"the log Bayes factor is still rising at the top of the range "
                          f"({ks[0]}:{ks[-1]}) - it has not levelled off, so K = {self.best_k} is "
@@ -117,6 +130,14 @@ class TopicSelection:
         from ..plotting import plot_topic_selection
 
         return plot_topic_selection(self, ax=ax)
+
+
+def _ks_text(ks):
+    """``9..12`` for Ks one apart, ``10..40 (every 10)`` for an even step, else a list."""
+    steps = set(np.diff(ks).tolist())
+    if len(ks) < 3 or len(steps) > 1:
+        return ", ".join(map(str, ks))
+    return f"{ks[0]}..{ks[-1]}" + ("" if steps == {1} else f" (every {steps.pop()})")
 
 
 def _warm_topics(previous, X, n_components):
@@ -236,4 +257,5 @@ def scan(candidates, estimator, fit, evidence, coherence_of, scan_all, stop_afte
                     and all(bf[-i] < bf[-i - 1] for i in range(1, stop_after + 1))):
                 break
     best = max(table, key=lambda row: row["log_bayes_factor"])["k"]
-    return TopicSelection(table, best, models[best], coherence)
+    return TopicSelection(table, best, models[best], coherence, list(candidates),
+                          int(stop_after))

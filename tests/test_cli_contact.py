@@ -1,0 +1,403 @@
+"""First contact, round two (issue 23): what a new user met on real files, run in-process
+through ``main``."""
+
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+import mixbayes as mb
+from mixbayes.cli import main
+
+TEXTS = [
+    "The patient's heart and the blood pressure, of the heart: measured twice!",
+    "Blood cells and the heart of the patient; the cells were counted.",
+    "Heart rate of patients, blood flow and the pressure in the heart.",
+    "The aircraft wing and the flow of air over the wing, at high speed.",
+    "Wing design: the lift of an aircraft, and the drag of the air flow.",
+    "Air speed over the wing of the aircraft and the lift it gives.",
+] * 3
+
+
+def _cli(capsys, *args):
+    status = main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _one_line_error(status, err, *fragments):
+    assert status == 1, err
+    assert err.startswith("mixbayes: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+@pytest.fixture
+def raw_text(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def default_field_limit():
+    """The csv module's default field limit (131,072), as a fresh process has it."""
+    before = csv.field_size_limit()
+    csv.field_size_limit(131072)
+    yield
+    csv.field_size_limit(before)
+
+
+def test_csv_with_a_text_field_over_the_csv_modules_limit(tmp_path, capsys,
+                                                          default_field_limit):
+    long = " ".join(["heart blood pressure"] * 8000)  # 167,999 characters, as 20 Newsgroups
+    assert len(long) > 131072
+    path = tmp_path / "news.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label"])
+        writer.writerows([[t, i % 2] for i, t in enumerate(TEXTS)] + [[long, 0]])
+    corpus = mb.read_corpus(path, label_column="label")
+    assert corpus.n_documents == len(TEXTS) + 1
+    assert corpus.counts[-1].sum() == 3 * 8000
+    status, out, err = _cli(capsys, "cluster", str(path), "-k", "2", "--n-init", "1",
+                            "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    assert "outputs written" in out
+
+
+def _strict_json(path):
+    """``path`` parsed as strict JSON: a bare NaN or Infinity fails."""
+    def refuse(name):
+        raise AssertionError(f"{path.name} holds a bare {name}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_json_outputs_write_null_for_nan(tmp_path, capsys):
+    from mixbayes.cli._outputs import write_json
+
+    write_json(tmp_path / "x.json", dict(rhat={"rcdll": float("nan")}, ess=np.array([np.nan, 2.0]),
+                                         top=np.float32(np.inf), n=np.int64(3), ok=np.bool_(1),
+                                         k=range(2, 4)))
+    assert _strict_json(tmp_path / "x.json") == dict(rhat={"rcdll": None}, ess=[None, 2.0],
+                                                     top=None, n=3, ok=True, k=[2, 3])
+    X, _ = mb.datasets.make_gaussian_mixture(24, 2, 2, random_state=0)
+    np.save(tmp_path / "p.npy", X)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.npy"), "--model", "tree",
+                          "--n-iter", "2", "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    for name in os.listdir(tmp_path / "o"):
+        if name.endswith(".json"):
+            _strict_json(tmp_path / "o" / name)
+
+
+def _partial_or_lock(folder):
+    return [p for p in os.listdir(folder) if p.startswith((".mixbayes-partial", ".mixbayes-lock"))]
+
+
+def test_two_runs_into_one_out_folder_the_second_is_refused(tmp_path, capsys, raw_text):
+    from mixbayes.cli._outputs import OutputFolder
+
+    out = tmp_path / "o"
+    # a run still going holds --out: a second run into it, --force or not, cluster or topics,
+    # is refused at its start
+    with OutputFolder(out) as first:
+        for command in (("cluster", "-k", "2"), ("topics", "-k", "2")):
+            for force in ((), ("--force",)):
+                status, _, err = _cli(capsys, *command[:1], str(raw_text), *command[1:],
+                                      "--out", str(out), "-q", *force)
+                _one_line_error(status, err, "--out", "another mixbayes run is writing to")
+        with open(first.file("summary.json"), "w") as handle:
+            handle.write("{}")
+    assert os.listdir(out) == ["summary.json"] and not _partial_or_lock(tmp_path)
+    # a run that finds --out filled by the time it ends (by a run without the lock) refuses,
+    # and says where its own files are
+    with pytest.raises(ValueError, match="received files from elsewhere during this run") as e:
+        with OutputFolder(tmp_path / "p") as second:
+            open(second.file("summary.json"), "w").close()
+            (tmp_path / "p").mkdir()
+            (tmp_path / "p" / "summary.json").write_text("the other run's")
+    assert (tmp_path / "p" / "summary.json").read_text() == "the other run's"
+    assert os.listdir(second.path) == ["summary.json"] and second.path in str(e.value)
+    # the lock is released: runs one after the other work as before
+    status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                          "--out", str(out), "--force", "-q")
+    assert status == 0, err
+    assert not [p for p in _partial_or_lock(tmp_path) if "lock" in p]
+
+
+def test_an_uncreatable_out_folder_is_named(tmp_path, capsys, raw_text):
+    (tmp_path / "a-file").write_text("x")
+    targets = [tmp_path / "a-file" / "out"] + (
+        [os.path.join("/proc", "forbidden")] if os.path.isdir("/proc/self") else [])
+    for target in targets:
+        status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out",
+                              str(target), "-q")
+        _one_line_error(status, err, f"--out: cannot create {str(target)!r}")
+
+
+def test_sigterm_cleans_up_as_an_interrupt(tmp_path, capsys, raw_text, monkeypatch):
+    import signal
+
+    from mixbayes.cli import cluster
+
+    class Unhandled(Exception):
+        pass
+
+    def unhandled(number, frame):  # stands in for the default action, which ends the tests
+        raise Unhandled
+
+    reader = cluster.read_documents
+
+    def read_then_terminated(args):
+        os.kill(os.getpid(), signal.SIGTERM)  # as `timeout` sends it, mid-run
+        return reader(args)
+
+    monkeypatch.setattr(cluster, "read_documents", read_then_terminated)
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--out",
+                                str(tmp_path / "o"), "-q")
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # the handler is put back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (status, out, err) == (143, "", "mixbayes: terminated\n")
+    assert os.listdir(tmp_path) == ["docs.txt"]  # no .mixbayes-partial-*, no lock, no --out
+
+
+def test_output_modes_follow_the_umask(tmp_path, capsys, raw_text):
+    import stat
+
+    def mode(path):
+        return stat.S_IMODE(os.stat(path).st_mode)
+
+    previous = os.umask(0o027)
+    try:
+        status, _, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                              "--out", str(tmp_path / "o"), "--report", "-q")
+        (tmp_path / "plain").mkdir()
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(previous)
+    assert status == 0, err
+    assert mode(tmp_path / "o") == mode(tmp_path / "plain") == 0o750
+    for name in ("model.npz", "report.html", "summary.json", "assignments.csv"):
+        assert mode(tmp_path / "o" / name) == mode(tmp_path / "plain.txt") == 0o640, name
+
+
+@pytest.fixture
+def vehicle(tmp_path):
+    """A table as R and UCI ship them (Vehicle.csv): numbers, then a text class column."""
+    X, truth = mb.datasets.make_gaussian_mixture(40, 3, 2, random_state=0)
+    classes = [["van", "saab"][k] for k in truth.labels]
+    path = tmp_path / "vehicle.csv"
+    rows = [f"{a:.4f},{b:.4f},{c:.4f},{k}" for (a, b, c), k in zip(X, classes)]
+    path.write_text("Comp,Circ,D.Circ,Class\n" + "\n".join(rows) + "\n")
+    bare = tmp_path / "bare.csv"  # no header: the first row is a point, not names
+    bare.write_text("\n".join(rows) + "\n")
+    return path, bare, classes
+
+
+def test_a_text_class_column_is_named_and_can_be_the_labels(tmp_path, capsys, vehicle):
+    path, bare, classes = vehicle
+    run = ("cluster", "--model", "gmm", "-k", "2", "--n-init", "1", "-q")
+    status, _, err = _cli(capsys, *run, str(path), "--out", str(tmp_path / "a"))
+    _one_line_error(status, err, f"line 2, column 4 ('Class'): {classes[0]!r} is not a number",
+                    "--label-column Class", "--drop-column Class")
+    assert "--model dmm" not in err
+    status, _, err = _cli(capsys, *run, str(bare), "--out", str(tmp_path / "a"))
+    _one_line_error(status, err, f"line 1, column 4: {classes[0]!r}", "--label-column 4")
+
+    status, out, err = _cli(capsys, *run, str(path), "--label-column", "Class",
+                            "--out", str(tmp_path / "b"))
+    assert status == 0, err
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["features"] == ["Comp", "Circ", "D.Circ"] and summary["n_samples"] == 40
+    assert summary["scores"]["ari"] > 0.9 and "against known labels" in out
+    assert summary["settings"]["label_column"] == "Class"
+    labels = [row.split(",")[-1] for row in
+              (tmp_path / "b" / "assignments.csv").read_text().splitlines()[1:]]
+    assert labels == list(classes)
+
+    status, _, err = _cli(capsys, *run, str(bare), "--label-column", "4", "--drop-column",
+                          "Circ", "--drop-column", "1", "--out", str(tmp_path / "c"))
+    _one_line_error(status, err, "--drop-column: 'Circ' is not a column of",
+                    "no header row: give a column number from 1 to 4")
+    status, _, err = _cli(capsys, *run, str(path), "--drop-column", "Class", "--drop-column",
+                          "Circ", "--out", str(tmp_path / "c"))
+    assert status == 0, err
+    summary = json.loads((tmp_path / "c" / "summary.json").read_text())
+    assert summary["features"] == ["Comp", "D.Circ"] and "scores" not in summary
+
+
+def test_label_column_of_a_documents_csv_and_misplaced_column_flags(tmp_path, capsys,
+                                                                    raw_text, vehicle):
+    docs = tmp_path / "docs.csv"
+    with open(docs, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "topic"])
+        writer.writerows([t, "heart" if "heart" in t.lower() or "blood" in t.lower() else "air"]
+                         for t in TEXTS)
+    status, out, err = _cli(capsys, "cluster", str(docs), "--label-column", "topic", "-k", "2",
+                            "--n-init", "1", "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    assert "scores" in json.loads((tmp_path / "d" / "summary.json").read_text())
+    for args, fragment in [
+        ((str(docs), "--label-column", "Topic"), "--label-column='Topic' is not a column"),
+        ((str(raw_text), "--label-column", "topic"), "--label-column names a column of a CSV"),
+        ((str(docs), "--drop-column", "topic"), "--drop-column is for points"),
+        ((str(vehicle[0]), "--model", "gmm", "--label-column", "Class", "--labels",
+          str(raw_text)), "--labels and --label-column both give the labels"),
+        ((str(vehicle[0]), "--model", "gmm", "--label-column", "Class", "--drop-column",
+          "Class"), "--drop-column 'Class' is the --label-column"),
+    ]:
+        status, _, err = _cli(capsys, "cluster", *args, "--out", str(tmp_path / "e"), "-q")
+        _one_line_error(status, err, fragment)
+
+
+def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
+                                                                           saved, raw_text):
+    paths, models, corpus, folder = saved
+    np.savetxt(tmp_path / "points.csv", np.load(folder / "points.npy"), delimiter=",",
+               header="a,b", comments="")
+    for kind, data, fragment in [
+        ("dmm", tmp_path / "points.csv",
+         "a DirichletMultinomialMixture was fitted to documents: give the documents it was"),
+        ("gmm", raw_text,
+         "a VariationalGaussianMixture was fitted to points: give the points it was fitted to"),
+    ]:
+        status, _, err = _cli(capsys, "report", str(paths[kind]), "--corpus", str(data),
+                              "--out", str(tmp_path / "r.html"))
+        _one_line_error(status, err, f"--corpus: {str(data)!r}", fragment)
+        assert "--model" not in err and "fit topics" not in err
+
+
+def test_topic_search_that_stops_early_says_so_and_names_scan_all(tmp_path, capsys, saved,
+                                                                  monkeypatch):
+    from mixbayes.cli import topics
+    from mixbayes.topics.selection import TopicSelection
+
+    _, models, corpus, folder = saved
+
+    def rows(bf):
+        return [dict(k=k, log_bayes_factor=v, log_marginal_likelihood=v, dispersion=1.0, df=9,
+                     p_value=0.01, log_posterior=-1.0, n_iter=5, seconds=0.1)
+                for k, v in zip(range(2, 2 + len(bf)), bf)]
+
+    # as scan() leaves it: K = 2..8 of 2:12 fitted, the last two lower than the one before
+    stopped = TopicSelection(rows([10, 30, 50, 60, 70, 65, 61]), 6, models["topics"],
+                             candidates=list(range(2, 13)), stop_after=2)
+    note = ("the search stopped at K = 8, after 2 decreases in a row of the log Bayes factor; "
+            "K = 9..12 of the range were not fitted (a later rise is possible: scan_all=True "
+            "fits every K)")
+    assert note in stopped.notes
+    every = TopicSelection(rows([10, 30, 50]), 4, models["topics"], candidates=[2, 3, 4])
+    assert not any("stopped" in n for n in every.notes)
+    for candidates, text in [([2, 3, 4, 10, 16, 22], "K = 10..22 (every 6) of the range"),
+                             ([2, 3, 4, 9, 12], "K = 9, 12 of the range")]:
+        assert text in TopicSelection(rows([1, 3, 2]), 3, None, candidates=candidates,
+                                      stop_after=1).notes[0]
+
+    monkeypatch.setattr(topics, "select_n_topics", lambda *a, **k: TopicSelection(
+        rows([10, 30, 25, 20]), 3, models["topics"], candidates=list(range(2, 13))))
+    status, out, err = _cli(capsys, "topics", str(folder / "data" / "counts.mtx"), "--select",
+                            "2:12", "--out", str(tmp_path / "t"), "-q")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    note = ("the search stopped at K = 5, after 2 decreases in a row of the log Bayes factor; "
+            "K = 6..12 of the range were not fitted (a later rise is possible: --scan-all fits "
+            "every K)")
+    assert note in summary["notes"] and f"note: {note}" in out
+    assert (tmp_path / "t" / "doc_topics.csv").read_text().startswith("id,topic0,")
+
+
+@pytest.mark.parametrize("model,estimator,names", [
+    ("dmm", mb.DirichletMultinomialMixture, ("n_init",)),
+    ("gmm", mb.VariationalGaussianMixture, ("n_init", "reg_covar", "covariance_type")),
+    ("hdp", mb.HDPMixture, ("n_iter",)),
+    ("tree", mb.HierarchicalMixture, ("n_iter", "depth", "margin_weight")),
+])
+def test_cli_defaults_are_the_python_defaults(model, estimator, names):
+    from mixbayes.cli import _apply_rules, build_parser
+
+    settings = _apply_rules(build_parser().parse_args(["cluster", "x.csv", "--model", model]))
+    python = estimator().get_params()
+    assert {name: settings[name] for name in names} == {name: python[name] for name in names}
+
+
+def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, capsys,
+                                                                    saved, monkeypatch):
+    _, _, corpus, folder = saved
+    status, _, err = _cli(capsys, "cluster", str(folder / "data" / "counts.mtx"), "--model",
+                          "hdp", "--n-iter", "6", "--burn-in", "2", "--n-chains", "2",
+                          "--word-prior", "0.5", "--out", str(tmp_path / "h"), "-q")
+    assert status == 0, err
+    model = mb.load(tmp_path / "h" / "model.npz")
+    assert (model.n_iter, model.burn_in, model.n_chains, model.word_prior) == (6, 2, 2, 0.5)
+    settings = json.loads((tmp_path / "h" / "summary.json").read_text())["settings"]
+    assert (settings["burn_in"], settings["n_chains"], settings["word_prior"]) == (2, 2, 0.5)
+    chains = {row.split(",")[0] for row in
+              (tmp_path / "h" / "trace.csv").read_text().splitlines()[1:]}
+    assert chains == {"0", "1"}
+    given = {}
+
+    def fit(self, X):  # the tree's settings are what is tested: no fit needed
+        given.update(self.get_params())
+        raise ValueError("stopped")
+
+    monkeypatch.setattr(mb.HierarchicalMixture, "fit", fit)
+    status, _, err = _cli(capsys, "cluster", str(folder / "points.npy"), "--model", "tree",
+                          "--n-iter", "4", "--burn-in", "1", "--n-chains", "2",
+                          "--out", str(tmp_path / "t"), "-q")
+    _one_line_error(status, err, "stopped")
+    assert (given["n_iter"], given["burn_in"], given["n_chains"]) == (4, 1, 2)
+    data = str(folder / "data" / "counts.mtx")
+    for args, fragment in [
+        ((data, "--model", "hdp", "--n-iter", "5", "--burn-in", "5"),
+         "--burn-in must be below --n-iter=5; got 5"),
+        ((str(folder / "points.npy"), "--model", "gmm", "--n-chains", "2"),
+         "--n-chains applies to --model hdp or tree, not --model gmm"),
+        ((str(folder / "points.npy"), "--model", "tree", "--word-prior", "1"),
+         "--word-prior applies to --model hdp"),
+        ((str(folder / "points.npy"), "--model", "hdp", "--groups", data, "--word-prior", "1"),
+         "--word-prior is for documents"),
+    ]:
+        status, _, err = _cli(capsys, "cluster", *args, "--out", str(tmp_path / "e"), "-q")
+        _one_line_error(status, err, fragment)
+    with pytest.raises(SystemExit):
+        main(["cluster", data, "--model", "hdp", "--word-prior", "0"])
+    assert "--word-prior: must be a finite number > 0" in capsys.readouterr().err
+
+
+def test_inspect_says_how_many_components_it_left_out(tmp_path, capsys, saved):
+    from mixbayes.cli._outputs import SHOWN
+
+    _, models, _, folder = saved
+    points = np.load(folder / "points.npy")
+    model = mb.VariationalGaussianMixture(SHOWN + 3, n_init=1, max_iter=5, random_state=0)
+    with pytest.warns(mb.ConvergenceWarning):
+        model.fit(points)
+    mb.save(model, tmp_path / "gmm.npz")
+    status, out, err = _cli(capsys, "inspect", str(tmp_path / "gmm.npz"))
+    assert status == 0, err
+    listed = [line for line in out.splitlines() if line.startswith("component ")]
+    assert len(listed) == SHOWN and out.splitlines()[-1] == "... and 3 components more"
+
+
+def test_report_corpus_drops_the_class_column_the_fit_left_out(tmp_path, capsys, saved):
+    paths, _, _, folder = saved
+    points = np.load(folder / "points.npy")
+    rows = [",".join(f"{v:.6f}" for v in p) + f",{'van' if p[0] > 0 else 'saab'}"
+            for p in points]
+    (tmp_path / "v.csv").write_text("a,b,c,Class\n" + "\n".join(rows) + "\n")
+    run = ("report", str(paths["gmm"]), "--corpus", str(tmp_path / "v.csv"))
+    status, _, err = _cli(capsys, *run, "--out", str(tmp_path / "r.html"))
+    _one_line_error(status, err, "('Class')", "leave it out with --drop-column Class")
+    assert "--label-column" not in err
+    status, out, err = _cli(capsys, *run, "--drop-column", "Class", "--out",
+                            str(tmp_path / "r.html"))
+    assert status == 0 and "report of the VariationalGaussianMixture written" in out, err
