@@ -372,6 +372,31 @@ def plot_tree(model, X=None, feature_names=None):
     return fig
 
 
+def plot_similarity_blocks(blocks, sizes, max_labelled=20):
+    """The posterior similarity between and within a partition's clusters (``blocks`` from
+    :func:`mixbayes.partition.block_similarity`), each block as wide and tall as its cluster
+    has items, so the picture is the n x n similarity matrix averaged over blocks: readable
+    at any number of items."""
+    import matplotlib.pyplot as plt
+
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    fig, ax = plt.subplots(figsize=(5.6, 4.8))
+    mesh = ax.pcolormesh(edges, edges, blocks, cmap="viridis", vmin=0, vmax=1)
+    ax.set_xlim(0, edges[-1])
+    ax.set_ylim(edges[-1], 0)
+    ax.set_aspect("equal")
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    if len(sizes) <= max_labelled:
+        ax.set_xticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
+        ax.set_yticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
+    ax.set_xlabel(f"items by point-estimate cluster ({int(edges[-1]):,})")
+    ax.set_ylabel("cluster")
+    ax.set_title("posterior similarity, mean per block", fontsize=10)
+    fig.colorbar(mesh, ax=ax, label="P(two items share a cluster)")
+    fig.tight_layout()
+    return fig
+
+
 def top_branches(model):
     """Every point's top-level branch of the sampled tree: the root's child on its path (the
     root itself where a single level-1 node was merged into it)."""

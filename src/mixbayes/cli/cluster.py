@@ -13,6 +13,7 @@ from ._inputs import read_documents, read_labelled_points, read_sidecar
 from ._outputs import (feature_names, mean_text, named_mean, note_documents, print_groups,
                        save_figure, write_json, write_rows)
 from ._sharded import probabilities
+from ._uncertainty import write_uncertainty
 from .report import write_run_report
 
 
@@ -104,6 +105,7 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     save_figure(plotting.plot_top_words(model, corpus.vocabulary, n=args.top),
                 out.file("top_words.png"))
     write_json(out.file("summary.json"), summary)
+    uncertain = _dmm_draws(model, corpus, args) if getattr(args, "uncertainty", None) else None
 
     gibbs = getattr(model, "inference", "vb") == "gibbs"
     print(f"{plural(summary['n_documents'], 'document')} x "
@@ -117,8 +119,23 @@ def _run_dmm(args, settings, out, verbose, stream, start):
     print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
                  lambda c: plural(c["size"], "doc", spec=">5"), stream, "clusters.json")
     _print_scores(summary, stream)
+    if uncertain is not None:
+        write_uncertainty(out, uncertain[0], stream, note=uncertain[1])
     print(f"outputs written to {args.out}/", file=stream)
     return 0
+
+
+def _dmm_draws(model, corpus, args):
+    """(draws, note) of a document mixture's partition: the Gibbs chain's, or draws from the
+    responsibilities of a variational fit."""
+    if getattr(model, "inference", "vb") == "gibbs":
+        return model._partition_draws(None, 0, args.seed), "the Gibbs chain's second half"
+    if getattr(args, "scheduler", None) or getattr(args, "workers", None):
+        raise ValueError("--uncertainty: not available on a cluster yet (the draws would "
+                         "gather every document's responsibilities); run it in process.")
+    return (model._partition_draws(corpus.counts, 200, args.seed),
+            "drawn from the variational responsibilities: a mean-field posterior, narrower "
+            "than the exact one")
 
 
 def _assignments(model, corpus, known):
@@ -177,6 +194,11 @@ def _run_gmm(args, settings, out, verbose, stream, start):
     save_figure(plotting.plot_gaussian_clusters(model, X, feature_names=names),
                 out.file("scatter.png"))
     write_json(out.file("summary.json"), summary)
+    uncertain = None
+    if args.uncertainty:
+        uncertain = (model._partition_draws(X, 200, args.seed),
+                     "drawn from the variational responsibilities: a mean-field posterior, "
+                     "narrower than the exact one")
 
     print(f"{plural(summary['n_samples'], 'point')} x {plural(summary['n_features'], 'feature')}"
           f" -> {plural(model.n_effective_components_, 'effective component')} of "
@@ -185,6 +207,8 @@ def _run_gmm(args, settings, out, verbose, stream, start):
                  lambda c: f"{plural(c['size'], 'point', spec='>5')}, weight {c['weight']:.3f}",
                  stream, "clusters.json", body=mean_text)
     _print_scores(summary, stream)
+    if uncertain is not None:
+        write_uncertainty(out, uncertain[0], stream, note=uncertain[1])
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 
@@ -274,6 +298,9 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
                  lambda c: plural(c["size"], "point", spec=">6"), stream, "clusters.json",
                  body=mean_text)
     _print_scores(summary, stream)
+    if args.uncertainty:
+        write_uncertainty(out, model._samples("observations"), stream,
+                          note="the points' clusters over the kept sweeps")
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 
@@ -330,6 +357,9 @@ def _run_hdp(args, settings, out, verbose, stream, start):
                            f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     _print_scores(summary, stream, " (majority cluster per document)")
+    if args.uncertainty:
+        write_uncertainty(out, model._samples("groups"), stream,
+                          note="every document's majority cluster over the kept sweeps")
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 
