@@ -315,6 +315,72 @@ class GaussianFamily:
             means = m + z / np.sqrt(kappa[:, None] * tau)
         return means + self.mean_prior, precisions
 
+    def log_marginal_likelihood(self, stats):
+        r"""Log marginal likelihood of every component's points, (K,): :math:`\log\int
+        \prod_{i\in k}\mathcal N(x_i\mid\mu,\Lambda^{-1})\,dp(\mu,\Lambda)` from their
+        (unweighted, centred) statistics, the ratio of the prior's and the posterior's
+        normalisers (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian"):
+
+        .. math::
+
+            \text{full: }& -\tfrac{N d}2\log\pi + \log\frac{\Gamma_d(\nu_N/2)}
+              {\Gamma_d(\nu_0/2)} + \tfrac{\nu_0}2\log|W_0^{-1}|
+              - \tfrac{\nu_N}2\log|W_N^{-1}| + \tfrac d2\log\frac{\kappa_0}{\kappa_N},\\
+            \text{Gamma: }& \sum_j\Big[\log\frac{\Gamma(a_N)}{\Gamma(a_0)}
+              + a_0\log b_{0j} - a_N\log b_{Nj}\Big] + \tfrac d2\log\frac{\kappa_0}{\kappa_N}
+              - \tfrac{N d}2\log 2\pi
+
+        (the sum over one shared rate when spherical). By the chain rule it is the sum of the
+        one-step posterior predictives :meth:`log_predictive` as the points are added one by
+        one, which the tests check.
+        """
+        post = self.posterior(stats)
+        n = np.asarray(stats.counts, dtype=float)
+        d = post.means.shape[1]
+        k0 = self.mean_precision_prior
+        shrink = 0.5 * d * (np.log(k0) - np.log(post.mean_precision))
+        if self.covariance_type == "full":
+            nu0 = self.degrees_of_freedom_prior
+            prior_log_det = np.linalg.slogdet(self.covariance_prior)[1]
+            log_det = np.linalg.slogdet(post.scale)[1]
+            return (-0.5 * n * d * np.log(np.pi) + log_multivariate_gamma(0.5 * post.dof, d)
+                    - log_multivariate_gamma(0.5 * nu0, d) + 0.5 * nu0 * prior_log_det
+                    - 0.5 * post.dof * log_det + shrink)
+        a0, b0 = 0.5 * self.degrees_of_freedom_prior, 0.5 * self.covariance_prior
+        terms = gammaln(post.dof) - gammaln(a0)
+        if self.covariance_type == "diag":
+            rates = (a0 * np.log(b0) - post.dof[:, None] * np.log(post.scale)).sum(axis=1)
+            terms = d * terms
+        else:
+            rates = a0 * np.log(b0) - post.dof * np.log(post.scale)
+        return terms + rates + shrink - 0.5 * n * d * LOG_2PI
+
+    def log_density(self, X, means, precisions):
+        r"""``out[i, k]`` :math:`= \log\mathcal N(x_i\mid\mu_k,\Lambda_k^{-1})` for points
+        ``X`` (n, d) and components as :meth:`draw` gives them (uncentred means (K, d);
+        precisions (K, d, d) full, (K, d) diag, (K,) spherical)."""
+        X = np.asarray(X, dtype=float)
+        n, d = X.shape
+        K = means.shape[0]
+        if self.covariance_type == "full":
+            out = np.empty((n, K))
+            for k in range(K):
+                chol = np.linalg.cholesky(precisions[k])  # Lambda = L L^T
+                y = (X - means[k]) @ chol
+                out[:, k] = (np.log(np.diagonal(chol)).sum() - 0.5 * d * LOG_2PI
+                             - 0.5 * np.einsum("ij,ij->i", y, y))
+            return out
+        tau = precisions if precisions.ndim == 2 else np.repeat(precisions[:, None], d, axis=1)
+        maha = ((X * X) @ tau.T - 2.0 * X @ (tau * means).T
+                + np.sum(tau * means**2, axis=1))
+        return 0.5 * (np.log(tau).sum(axis=1) - d * LOG_2PI - np.maximum(maha, 0.0))
+
+    def prior_statistics(self, K=1):
+        """Statistics of no points for ``K`` components: ``posterior`` of them is the prior."""
+        d = self.mean_prior.size
+        squares = np.zeros((K, d, d) if self.covariance_type == "full" else (K, d))
+        return GaussianStats(np.zeros(K), np.zeros((K, d)), squares)
+
     def responsibilities(self, data, expectations, expected_log_weights):
         """Row softmax of ``E[log lambda] + E[log N]``, its log normaliser and column sums."""
         if self.covariance_type == "full":
@@ -334,6 +400,26 @@ class GaussianFamily:
         total = resp.sum(axis=1, keepdims=True)
         resp /= total
         return resp, (shift + np.log(total)).ravel(), resp.sum(axis=0)
+
+
+def scaled_prior(covariance_type, mean_prior, covariance, mean_variance):
+    r"""The weakest conjugate prior whose covariance has prior mean ``covariance``
+    :math:`\bar\Sigma` (d, d), as a :class:`GaussianFamily`: :math:`\nu_0 = d + 2` and
+    :math:`W_0^{-1} = \bar\Sigma` (full; :math:`E[\Lambda^{-1}] = W_0^{-1}/(\nu_0 - d - 1)`),
+    Gamma shape :math:`a_0 = 3/2` and rate :math:`b_{0j} = \bar\Sigma_{jj}/2` (diag) or
+    :math:`\operatorname{tr}\bar\Sigma/(2d)` (spherical), so that :math:`E[1/\tau] =
+    b_0/(a_0 - 1)` is the variance; and :math:`\kappa_0 = \operatorname{tr}\bar\Sigma/
+    (d\,s_0^2)` with :math:`s_0^2` = ``mean_variance``, so that at the prior's covariance a
+    mean spreads about :math:`m_0` by :math:`s_0^2` per feature, as in the known-variance
+    model :math:`\mu \sim N(m_0, s_0^2 I)`."""
+    covariance = np.atleast_2d(np.asarray(covariance, dtype=float))
+    d = covariance.shape[0]
+    variance = float(np.trace(covariance)) / d
+    kappa0 = variance / float(mean_variance)
+    if covariance_type == "full":
+        return GaussianFamily("full", mean_prior, kappa0, d + 2.0, covariance)
+    scale = np.diagonal(covariance).copy() if covariance_type == "diag" else np.asarray(variance)
+    return GaussianFamily(covariance_type, mean_prior, kappa0, 3.0, scale)
 
 
 def _clip_below(scale, floor):
