@@ -23,6 +23,12 @@ KINDS = {"known": KNOWN, "full": FULL, "diag": DIAG, "spherical": SPHERICAL}
 
 
 @njit(cache=True)
+def seed(value):
+    """Seed numba's generator (the kernels' draws), for tests that call a kernel piece."""
+    np.random.seed(value)
+
+
+@njit(cache=True)
 def _log_gamma(a):
     r""":math:`\log G`, :math:`G\sim\mathrm{Gamma}(a)`, without underflow for tiny :math:`a`."""
     a = max(a, 1e-300)
