@@ -284,6 +284,23 @@ def test_tree_posterior_matches_enumeration(reference, covariance_type):
 
 
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_prior_predictive_is_the_marginal_likelihood_of_one_point(covariance_type):
+    """m(x_n) of a new component (the Student-t prior predictive of TreeData) against the
+    family's closed-form marginal likelihood of the one point x_n. (The sampler's tests did
+    not see an m computed from a posterior with one pseudo-point too many.)"""
+    d = 3
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(5, d)) * [1.0, 2.0, 0.5]
+    family = scaled_prior(covariance_type, np.array([0.3, -0.2, 0.1]), np.diag([1.0, 3.0, 0.5]),
+                          0.7)
+    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, family.mean_prior, 0.7, family=family)
+    one_hot = np.eye(5)
+    single = family.log_marginal_likelihood(family.sufficient_statistics(family.prepare(X),
+                                                                          one_hot))
+    np.testing.assert_allclose(data.log_predictive, single, rtol=1e-10)
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
 def test_kernel_draw_given_one_point_is_the_conjugate_posterior(covariance_type):
     """The kernel's draw of a new component's (mean, precision) given its one point x_n
     against GaussianFamily.posterior given x_n: E[Lambda] (nu W, or a/b), and
