@@ -123,6 +123,8 @@ def test_bad_data():
             .predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="kind must be"):
         mb.datasets.make_tree_data(10, kind="flat")
+    with pytest.raises(ValueError, match="covariance_type must be one of"):
+        mb.datasets.make_tree_data(10, covariance_type="tied")
 
 
 def test_default_observation_variance_is_the_spread_of_one_cluster():
