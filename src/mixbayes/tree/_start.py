@@ -26,7 +26,8 @@ of leaves,
         + \log p(X_j)\big],
 
 the Chinese restaurant's partition prior (:math:`\alpha = 1`) times every cluster's
-marginal likelihood :math:`p(X_j)` (``GaussianFamily.log_marginal_likelihood``). The BIC's
+marginal likelihood :math:`p(X_j)` (``GaussianFamily.log_marginal_likelihood``), with at least
+:math:`d + 1` points a leaf on average for full covariances. The BIC's
 round clusters of equal spread tile an elongated class with many leaves, and the sampler,
 moving one point at a time, does not merge them: on three elongated classes (2-D, 60 points
 each) the full model kept the 22 leaves of that start over 40 sweeps (leaf ARI 0.21), and the
@@ -77,6 +78,11 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None):
     if family is None:
         leaves = int(k[usable][np.argmin(bic[usable])])
     else:
+        if family.covariance_type == "full":
+            # a full covariance needs d + 1 points to be seen at all: as many a leaf on
+            # average (with five, wdbc's 30 features were cut into 98 leaves of near-degenerate
+            # clusters, whose marginal likelihood grows again with k; ARI 0.02)
+            usable &= k <= max(1, n // (d + 1))
         leaves = int(k[usable][np.argmax(_cut_log_marginals(sub, children, family)[usable])])
     labels = np.column_stack([_cut(children, n, max(1, int(round(leaves ** (level / depth)))))
                               for level in range(1, depth + 1)])
