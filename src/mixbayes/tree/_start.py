@@ -99,7 +99,7 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None):
 
 
 def _cut_log_marginals(X, children, family, alpha=1.0):
-    """The module docstring's :math:`\log p(\text{cut})` after 0, 1, ..., n - 1 merges of a
+    r"""The module docstring's :math:`\log p(\text{cut})` after 0, 1, ..., n - 1 merges of a
     scikit-learn merge tree: every node's statistics are its children's sum, the marginal
     likelihoods of all nodes come from one vectorised call, and a merge of ``a`` and ``b``
     into ``c`` changes the score by :math:`\log p(X_c) - \log p(X_a) - \log p(X_b)` plus
