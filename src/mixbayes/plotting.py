@@ -373,17 +373,9 @@ def plot_tree(model, X=None, feature_names=None):
 
 
 def _projected_covariances(model, basis):
-    """Every component's covariance in the plane of ``basis`` (K, 2, 2): sigma^2 I for the
-    known shared variance (and files saved before the tree had covariances), else from
-    ``covariances_`` whatever its shape; one feature is shown as a circle."""
-    K, d = model.means_.shape
-    covariances = getattr(model, "covariances_", None)
-    if covariances is None or getattr(model, "covariance_type", "known") == "known":
-        covariances = np.full(K, float(model.observation_variance_))
-    if covariances.ndim == 1:
-        covariances = covariances[:, None, None] * np.eye(d)
-    elif covariances.ndim == 2:
-        covariances = np.einsum("kj,ij->kij", covariances, np.eye(d))
+    """Every component's covariance in the plane of ``basis`` (K, 2, 2); one feature is
+    shown as a circle."""
+    covariances = np.array([model.covariance_matrix(k) for k in range(model.n_components_)])
     shapes = np.einsum("ia,kij,jb->kab", basis, covariances, basis)
     if shapes.shape[1] == 1:
         shapes = shapes[:, 0, 0, None, None] * np.eye(2)

@@ -359,6 +359,19 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         return Tree(self.node_parent_, self.node_level_, self.node_size_, self.node_weights_,
                     self.means_, covariances)
 
+    def covariance_matrix(self, k):
+        """Component ``k``'s covariance as a (d, d) matrix, whatever ``covariance_type`` (as
+        :meth:`VariationalGaussianMixture.covariance_matrix`)."""
+        check_is_fitted(self, "labels_")
+        covariances = getattr(self, "covariances_", None)  # absent from files saved before it
+        if covariances is None:
+            return self.observation_variance_ * np.eye(self.n_features_in_)
+        if covariances.ndim == 3:
+            return covariances[k]
+        if covariances.ndim == 2:
+            return np.diag(covariances[k])
+        return covariances[k] * np.eye(self.n_features_in_)
+
     def cut(self, level):
         """Flat labels at ``level`` (1..depth), numbered 0.. in order of first appearance."""
         check_is_fitted(self, "labels_")
