@@ -235,11 +235,16 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     assert summary["settings"]["margin_weight"] == 0.0
     assert summary["scores"]["nmi"] > 0.7 and 0 < summary["dendrogram_purity"] <= 1
     assert f"dendrogram purity {summary['dendrogram_purity']:.3f}" in result.stdout
-    for figure in ("tree.png", "trace.png"):
+    assert summary["dendrogram_purity_sampled_tree"] <= summary["dendrogram_purity"]
+    for figure in ("tree.png", "trace.png", "dendrogram.png"):
         assert (out / figure).stat().st_size > 10_000
     assert len((out / "trace.csv").read_text().splitlines()) == 31
     assert summary["settings"]["covariance_type"] == "known"
     assert np.ndim(tree["components"][0]["covariance"]) == 0
+    linkage = np.loadtxt(out / "linkage.csv", delimiter=",", skiprows=1)
+    assert linkage.shape == (119, 4) and linkage[-1, 3] == 120
+    full = (out / "dendrogram.newick").read_text().strip()
+    assert sorted(int(p) for p in re.findall(r"p(\d+):", full)) == list(range(120))
     loaded = mb.load(out / "model.npz")
     assert np.array_equal(loaded.labels_, [int(r.split(",")[1]) for r in rows[1:]])
     assert "spreads differ" not in result.stdout + result.stderr
@@ -251,6 +256,15 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     assert result.returncode == 0, result.stderr
     assert "note: the features' spreads differ" in result.stdout + result.stderr
     assert "(weight " in result.stdout + result.stderr
+    # --depth auto: the depth chosen and every depth's evidence, printed and in the summary
+    result = _run("cluster", "points.csv", "--model", "tree", "--depth", "auto", "--n-iter",
+                  "3", "--out", "auto", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "auto" / "summary.json").read_text())
+    assert [r["depth"] for r in summary["depth_scores"]] == [1, 2, 3, 4, 5]
+    best = max(summary["depth_scores"], key=lambda r: r["log_evidence"])
+    assert summary["depth"] == best["depth"] and summary["settings"]["depth"] == "auto"
+    assert f"depth auto: {best['depth']} has the highest evidence" in result.stdout
     for args, message in [
         (("--model", "tree", "-k", "3"), "-k applies to --model dmm or gmm, not --model tree"),
         (("--model", "gmm", "--depth", "2"), "--depth applies to --model tree"),

@@ -275,7 +275,9 @@ def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
     np.testing.assert_array_equal(loaded.paths_, tree.paths_)
     np.testing.assert_array_equal(loaded.trace_, tree.trace_)
+    np.testing.assert_array_equal(loaded.linkage_, tree.linkage_)
     assert loaded.to_newick() == tree.to_newick()
+    assert loaded.to_newick(full=True) == tree.to_newick(full=True)
     assert loaded.rhat_ == pytest.approx(tree.rhat_, nan_ok=True)
     n_nodes = tree.node_parent_.size
     for change, match in [
@@ -283,6 +285,8 @@ def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
         (dict(node_parent_=np.full(n_nodes, -2)), "node_parent_ holds values outside"),
         (dict(means_=np.zeros((tree.n_components_ + 1, X.shape[1]))), "means_ has shape"),
         (dict(trace_=np.zeros((1, 12))), "trace_ has dtype"),
+        (dict(linkage_=tree.linkage_[::-1].copy()), "linkage_ holds values outside"),
+        (dict(linkage_=tree.linkage_[1:]), "linkage_ holds values outside"),
         (dict(state_log_weights_=np.zeros((tree.state_parent_.size, 1))),
          "state_log_weights_ has shape"),
     ]:
@@ -308,3 +312,54 @@ def test_round_trip_of_the_tree_model_with_covariances(tmp_path, covariance_type
     bad = -tree.precisions_
     _refused(_rewrite(tmp_path / "tree.npz", tmp_path / "bad.npz", precisions_=bad),
              "precisions_ (is not symmetric positive definite|holds values outside)")
+
+
+def _fitted_models():
+    """One small fit of every model and setting whose fitted state differs in kind."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 2, random_state=0)
+    points, _ = mb.datasets.make_gaussian_mixture(60, 2, 2, random_state=0)
+    tree_points, _ = mb.datasets.make_tree_data(40, kind="nested", random_state=0)
+    groups = np.repeat(np.arange(4), 15)
+    return {
+        "dmm vb": lambda: mb.DirichletMultinomialMixture(2).fit(corpus.counts),
+        "dmm gibbs": lambda: mb.DirichletMultinomialMixture(
+            2, inference="gibbs", n_sweeps=10).fit(corpus.counts),
+        "gmm diag": lambda: mb.VariationalGaussianMixture(2, covariance_type="diag").fit(points),
+        "topics": lambda: mb.TopicModel(2).fit(corpus.counts),
+        "hdp": lambda: mb.HDPMixture(n_iter=6).fit(corpus.counts),
+        "hdp gaussian": lambda: mb.HDPMixture("gaussian", n_iter=6).fit(points, groups=groups),
+        "tree": lambda: mb.HierarchicalMixture(2, n_iter=6).fit(tree_points),
+        "tree margins": lambda: mb.HierarchicalMixture(2, n_iter=6, margin_weight=1.0).fit(
+            tree_points),
+        "tree auto": lambda: mb.HierarchicalMixture("auto", n_iter=3).fit(tree_points),
+        "tree full": lambda: mb.HierarchicalMixture(2, n_iter=6, covariance_type="full").fit(
+            tree_points),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_fitted_models()))
+def test_every_fitted_attribute_survives_the_round_trip(tmp_path, kind):
+    """Whatever a model holds after its fit (every public attribute ending in _, the ones
+    save writes and load's schema checks) comes back from the file equal, value for value:
+    a field that load forgets or restores wrongly fails here, whichever model it belongs to."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short chains' convergence warnings
+        model = _fitted_models()[kind]()
+    loaded = mb.load(mb.save(model, tmp_path / "m"))
+    fitted = {k for k in vars(model) if k.endswith("_") and not k.startswith("_")}
+    assert fitted == {k for k in vars(loaded) if k.endswith("_") and not k.startswith("_")}
+    for key in sorted(fitted):
+        mine, theirs = getattr(model, key), getattr(loaded, key)
+        if isinstance(mine, np.ndarray):
+            assert theirs.dtype == mine.dtype and theirs.shape == mine.shape, key
+            for field in mine.dtype.names or [None]:  # structured: NaN-aware per field
+                np.testing.assert_array_equal(theirs if field is None else theirs[field],
+                                              mine if field is None else mine[field],
+                                              err_msg=f"{key} {field or ''}")
+        elif isinstance(mine, float) and np.isnan(mine):
+            assert np.isnan(theirs), key
+        else:
+            assert theirs == pytest.approx(mine, nan_ok=True) if isinstance(mine, (dict, float)) \
+                else theirs == mine, key

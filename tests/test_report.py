@@ -108,6 +108,26 @@ def test_slider_ranking_from_the_shipped_terms_is_the_full_vocabulary_ranking(sa
                                            err_msg=f"{kind} {k} lambda={lam}")  # p: 5 digits
 
 
+def _dendrogram_is_the_top_of_linkage(shown, Z):
+    """The page's dendrogram is the top of linkage_: its last merges, at their heights, each
+    centred over its sides, over clusters that partition the points."""
+    from scipy.cluster.hierarchy import dendrogram
+
+    n = Z.shape[0] + 1
+    links, clusters = shown["links"], shown["clusters"]
+    assert len(clusters) == len(links) + 1 == min(40, n)
+    assert sum(c["size"] for c in clusters) == n
+    np.testing.assert_allclose(sorted(link[4] for link in links), Z[n - len(clusters):, 2],
+                               atol=1e-3)
+    assert sorted(link[5] for link in links) == sorted(Z[n - len(clusters):, 3].astype(int))
+    for xa, xb, ya, yb, y, _, _ in links:
+        assert xa < xb and ya <= y + 1e-9 and yb <= y + 1e-9
+    # scipy's own layout of the same top clusters: the same sizes left to right
+    reference = dendrogram(Z, truncate_mode="lastp", p=len(clusters), no_plot=True)
+    sizes = [int(label.strip("()")) if label.startswith("(") else 1 for label in reference["ivl"]]
+    assert [c["size"] for c in clusters] == sizes
+
+
 # --------------------------------------------------------------------------- every kind
 @pytest.mark.parametrize("kind", ["dmm", "topics", "hdp", "gmm", "tree"])
 def test_each_kind_makes_a_self_contained_page(saved, kind):
@@ -125,6 +145,7 @@ def test_each_kind_makes_a_self_contained_page(saved, kind):
         assert len(nodes) == model.tree_.n_nodes and nodes[0]["parent"] == -1
         assert len(payload["points"]) == 90 and len(payload["points"][0]) == 2 + model.depth
         assert payload["ellipses"] is None  # the known shared sigma: one radius
+        _dendrogram_is_the_top_of_linkage(payload["dendrogram"], model.linkage_)
         return
     components = payload["components"]
     assert components and 0.9 < sum(c["share"] for c in components) <= 1 + 1e-6  # used ones

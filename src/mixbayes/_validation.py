@@ -97,6 +97,19 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Either:
+    """A rule that accepts what any of ``rules`` accepts (e.g. an integer or ``"auto"``)."""
+
+    rules: tuple
+
+    def accepts(self, value) -> bool:
+        return any(rule.accepts(value) for rule in self.rules)
+
+    def describe(self) -> str:
+        return " or ".join(rule.describe() for rule in self.rules)
+
+
+@dataclass(frozen=True)
 class RandomState:
     """A rule for ``random_state``: None, an int, or a ``numpy.random.Generator``/``RandomState``."""
 
@@ -109,6 +122,18 @@ class RandomState:
 
     def describe(self) -> str:
         return "None, a non-negative integer or a numpy random generator"
+
+
+def _wrong_type(rule, value) -> bool:
+    """Whether ``value`` fails ``rule`` by its type (a TypeError) rather than its range."""
+    if isinstance(rule, Interval):
+        return (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or (rule.kind == "int" and not isinstance(value, numbers.Integral)))
+    if isinstance(rule, Either):
+        return all(_wrong_type(r, value) for r in rule.rules)
+    if isinstance(rule, Options):
+        return not any(type(value) is type(v) for v in rule.values)
+    return False
 
 
 def validate_params(owner, rules: dict) -> None:
@@ -124,12 +149,7 @@ def validate_params(owner, rules: dict) -> None:
         value = getattr(owner, name)
         if rule.accepts(value):
             continue
-        wrong_type = isinstance(rule, Interval) and (
-            isinstance(value, bool)
-            or not isinstance(value, numbers.Real)
-            or (rule.kind == "int" and not isinstance(value, numbers.Integral))
-        )
-        error = TypeError if wrong_type else ValueError
+        error = TypeError if _wrong_type(rule, value) else ValueError
         raise error(f"{name} must be {rule.describe()}; got {value!r}.")
 
 

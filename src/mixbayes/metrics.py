@@ -148,10 +148,14 @@ def dendrogram_purity(paths, labels_true):
 
     Parameters
     ----------
-    paths : array-like of int of shape (n_points, n_levels) or (n_points,)
+    paths : array-like of int of shape (n_points, n_levels) or (n_points,), or a linkage matrix
         Each point's node at levels 1..L below the root (``HierarchicalMixture.paths_``). A
         node is the path prefix ``paths[i, :l]``, so ids may be unique per level, per parent
-        or overall. A 1-D array is a tree of depth 1 (a flat clustering).
+        or overall. A 1-D array is a tree of depth 1 (a flat clustering). A float array of
+        shape (n_points - 1, 4) is read as scipy's linkage matrix of a binary merge tree
+        (``HierarchicalMixture.linkage_``, ``scipy.cluster.hierarchy.linkage``): row i
+        merges nodes ``Z[i, 0]`` and ``Z[i, 1]`` (ids below n_points are the points) into
+        node n_points + i.
     labels_true : array-like of shape (n_points,)
         Known classes, of any hashable type.
 
@@ -165,6 +169,8 @@ def dendrogram_purity(paths, labels_true):
         Empty input, lengths that differ, node ids that are not integers, or no two points of
         the same class (no pair to score).
     """
+    if _is_linkage(paths, labels_true):
+        return _linkage_purity(np.asarray(paths, dtype=float), labels_true)
     paths = _check_paths(paths)
     n, depth = paths.shape
     classes = _classes(labels_true, n)
@@ -190,6 +196,41 @@ def dendrogram_purity(paths, labels_true):
             parent_of = np.empty(int(nodes[:, level + 1].max()) + 1, dtype=np.int64)
             parent_of[nodes[:, level + 1]] = nodes[:, level]
             parent_purity = (keys, purity_vc, parent_of)
+    return float(total / pairs)
+
+
+def _is_linkage(tree, labels_true):
+    tree, labels = np.asarray(tree), np.asarray(labels_true)
+    return (tree.ndim == 2 and tree.shape[1] == 4 and tree.dtype.kind == "f"
+            and labels.ndim == 1 and tree.shape[0] == labels.size - 1)
+
+
+def _linkage_purity(Z, labels_true):
+    """Dendrogram purity of a binary merge tree in scipy's linkage format: class counts
+    merged bottom-up; the same-class pairs whose lowest common ancestor is merge node v are
+    ``counts[a] * counts[b]`` (one point under each side), each scoring v's purity in their
+    class. O(n C) for C classes."""
+    n = Z.shape[0] + 1
+    classes = _classes(labels_true, n)
+    if not np.all(np.isfinite(Z[:, :2])) or np.any(Z[:, :2] != np.round(Z[:, :2])):
+        raise ValueError("paths read as a linkage matrix must hold integer node ids in its "
+                         "first two columns.")
+    children = Z[:, :2].astype(np.int64)
+    if children.size and (children.min() < 0 or np.any(children >= n + np.arange(n - 1)[:, None])):
+        raise ValueError("paths read as a linkage matrix must merge only points and earlier "
+                         "rows (row i may name nodes below n_points + i).")
+    per_class = np.bincount(classes)
+    pairs = _pairs(per_class).sum()
+    if pairs == 0:
+        raise ValueError("labels_true gives every point a class of its own: no pair of points "
+                         "shares a class, so dendrogram purity is undefined.")
+    counts = np.zeros((2 * n - 1, per_class.size))
+    counts[np.arange(n), classes] = 1
+    total = 0.0
+    for row, (a, b) in enumerate(children):
+        node = n + row
+        counts[node] = counts[a] + counts[b]
+        total += np.dot(counts[a] * counts[b], counts[node]) / counts[node].sum()
     return float(total / pairs)
 
 

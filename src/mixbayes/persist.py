@@ -260,8 +260,9 @@ def _array_specs(model, scalars):
                 "state_parent_": (("M",), "state"), "state_count_": (("M",), "int"),
                 "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
-                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin")}
-    if name == "HierarchicalMixture":
+                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
+                "linkage_": (("*", 4), "linkage"),
+                "depth_scores_": (("*",), "depth_scores", "optional")}
         kind = model.covariance_type
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
         rule = "f" if kind == "full" else "+"
@@ -286,6 +287,7 @@ def _scalar_specs(model):
     name = type(model).__name__
     if name == "HierarchicalMixture":
         specs = {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
+                 "depth_": "count", "log_evidence_": "real",
                  "observation_variance_": "+", "mean_prior_variance_": "+",
                  "rhat_": "figures", "ess_": "figures"}
         if model.covariance_type != "known":
@@ -324,6 +326,15 @@ def _scalar_ok(value, rule):
     return not np.isnan(value)  # "real": -inf is a legitimate ELBO of an impossible fit
 
 
+def _tree_trace_dtype(model, scalars):
+    """The trace dtype a tree of the stored depth has (None for other models)."""
+    if type(model).__name__ != "HierarchicalMixture":
+        return None
+    probe = type(model)()
+    probe.depth_ = scalars["depth_"]
+    return probe._trace_dtype()
+
+
 def _check_fitted(model, scalars, arrays):
     """Check every stored attribute against what the class needs, so that a loaded model
     either works or is refused here (and never fails later, deep inside numpy)."""
@@ -347,7 +358,7 @@ def _check_fitted(model, scalars, arrays):
                  K=scalars.get("n_components_", getattr(model, "n_components", None)),
                  G=scalars.get("n_groups_"))
     if type(model).__name__ == "HierarchicalMixture":
-        sizes.update(L=model.depth, N=arrays["node_parent_"].shape[0],
+        sizes.update(L=scalars["depth_"], N=arrays["node_parent_"].shape[0],
                      M=arrays["state_parent_"].shape[0])
         sizes["K+1"] = sizes["K"] + 1
     stats_dtype = np.dtype([(name, float) for name in TRACED])
@@ -355,9 +366,12 @@ def _check_fitted(model, scalars, arrays):
         if key not in array_specs:
             raise ValueError(f"unexpected array {key}")
         shape, rule = array_specs[key][:2]
-        if rule in ("trace", "stats", "tree_trace"):
+        if rule in ("trace", "stats", "tree_trace", "depth_scores"):
             expected = {"trace": _TRACE_DTYPE, "stats": stats_dtype,
-                        "tree_trace": getattr(model, "_trace_dtype", lambda: None)()}[rule]
+                        "tree_trace": _tree_trace_dtype(model, scalars),
+                        "depth_scores": np.dtype([("depth", np.int64), ("log_evidence", float),
+                                                  ("best_rcdll", float),
+                                                  ("n_leaves", np.int64)])}[rule]
             if value.dtype != expected or value.ndim != len(shape):
                 raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
             continue
@@ -382,6 +396,12 @@ def _check_fitted(model, scalars, arrays):
             bad = value.size and value.min() < 0
         elif rule == "margin":  # +inf where a point has no siblings
             bad = np.isnan(value).any() or np.isneginf(value).any()
+        elif rule == "linkage":  # scipy's format: row i merges points or earlier rows
+            n_points = sizes.get("n", value.shape[0] + 1)
+            ids = value[:, :2]
+            bad = (value.shape[0] != n_points - 1 or not np.all(np.isfinite(value))
+                   or np.any(ids != np.round(ids)) or np.any(ids < 0)
+                   or np.any(ids >= n_points + np.arange(value.shape[0])[:, None]))
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
                                   or value.max() >= sizes["N"])

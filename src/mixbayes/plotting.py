@@ -382,6 +382,62 @@ def _projected_covariances(model, basis):
     return shapes
 
 
+def top_branches(model):
+    """Every point's top-level branch of the sampled tree: the root's child on its path (the
+    root itself where a single level-1 node was merged into it)."""
+    paths = model.paths_
+    at_top = model.node_parent_[paths] == 0
+    return np.where(at_top.any(axis=1), paths[np.arange(len(paths)), at_top.argmax(axis=1)], 0)
+
+
+def linkage_branches(model):
+    """``(top, branch_of, mixed)``: every point's top-level branch, and for every node of
+    ``linkage_`` (points, then rows) a branch it lies in and whether it spans several."""
+    Z = model.linkage_
+    n = Z.shape[0] + 1
+    top = top_branches(model)
+    branch_of = np.concatenate([top, np.zeros(n - 1, dtype=top.dtype)])
+    mixed = np.zeros(2 * n - 1, dtype=bool)
+    for row, (a, b) in enumerate(Z[:, :2].astype(np.int64)):
+        branch_of[n + row] = branch_of[a]
+        mixed[n + row] = mixed[a] or mixed[b] or branch_of[a] != branch_of[b]
+    return top, branch_of, mixed
+
+
+def plot_dendrogram(model, max_leaves=60):
+    """The full dendrogram (:attr:`~mixbayes.HierarchicalMixture.linkage_`) of a fitted tree:
+    scipy's dendrogram, its branches coloured by the sampled tree's top-level branch, cut to
+    the last ``max_leaves`` merges when there are more points (a leaf then shows its size in
+    brackets). Heights are stages: below 1 points within a component, below 2 components
+    within a leaf, then one unit per level of the sampled tree's inner nodes (dashed lines)."""
+    import matplotlib.pyplot as plt
+    from scipy.cluster.hierarchy import dendrogram
+
+    Z = model.linkage_
+    n = Z.shape[0] + 1
+    top, branch_of, mixed = linkage_branches(model)
+    colour_of = {node: f"C{i % 10}" for i, node in enumerate(np.unique(top))}
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    truncate = dict(truncate_mode="lastp", p=max_leaves, show_contracted=True) \
+        if n > max_leaves else {}
+    dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
+               link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
+               **truncate)
+    top_height = float(Z[:, 2].max()) if Z.size else 1.0
+    for stage in range(1, int(np.floor(top_height)) + 1):
+        ax.axhline(stage, color="0.75", lw=0.8, ls="--", zorder=0)
+    ax.set_ylabel("stage (components < 1 < leaves < 2 < levels above)")
+    ax.set_title(f"full dendrogram of {plural(n, 'point')}"
+                 + (f" (its top {max_leaves} clusters; (size) under each)"
+                    if n > max_leaves else "")
+                 + "\ncolour: the sampled tree's top-level branch; grey: above them",
+                 fontsize=10)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
 def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     from matplotlib.patches import Ellipse
 
@@ -400,9 +456,7 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
         Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])
     # each point's top-level branch is the root's child on its path: not always its level-1
     # node, which is the root itself where a single level-1 node was merged into it
-    paths = model.paths_
-    at_top = model.node_parent_[paths] == 0
-    top = np.where(at_top.any(axis=1), paths[np.arange(len(paths)), at_top.argmax(axis=1)], 0)
+    top = top_branches(model)
     for node in np.unique(top):
         mine = top == node
         ax.scatter(Y[mine, 0], Y[mine, 1], s=8, alpha=0.7, color=branch_colour.get(node, "grey"),

@@ -124,6 +124,11 @@ def _whole_number(minimum):
 _seed, _positive_int = _whole_number(0), _whole_number(1)
 
 
+def _depth(text):
+    """An argparse type: ``auto`` or a whole number of at least 1."""
+    return "auto" if text == "auto" else _positive_int(text)
+
+
 def _min_df(text):
     try:
         value = int(text)
@@ -222,8 +227,9 @@ def build_parser():
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
                          help="hdp, tree: sweeps of the sampler (default: 200 hdp, 100 tree)")
-    cluster.add_argument("--depth", type=_whole_number(1), default=None, metavar="L",
-                         help="tree: levels below the root (default: 2)")
+    cluster.add_argument("--depth", type=_depth, default=None, metavar="L",
+                         help="tree: levels below the root, or auto: the depth of 1-5 whose "
+                         "dendrogram has the highest evidence (default: 2)")
     cluster.add_argument("--margin-weight", type=_non_negative_float, default=None,
                          metavar="C", help="tree: weight of the max-margin regularisation "
                          "that pushes sibling branches apart; 0 is plain BHMC (default: 0)")

@@ -350,7 +350,7 @@ def _run_tree(args, settings, out, verbose, stream, start):
                                 covariance_type=args.covariance_type, n_iter=args.n_iter,
                                 random_state=args.seed, verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
-    L = model.depth
+    L = model.depth_
     write_rows(out.file("assignments.csv"),
                ["index", "leaf"] + [f"level{level}" for level in range(1, L + 1)]
                + (["label"] if known is not None else []),
@@ -364,6 +364,10 @@ def _run_tree(args, settings, out, verbose, stream, start):
     write_json(out.file("tree.json"), description)
     with open(out.file("tree.newick"), "w", encoding="utf-8") as handle:
         handle.write(tree.to_newick() + "\n")
+    with open(out.file("dendrogram.newick"), "w", encoding="utf-8") as handle:
+        handle.write(model.to_newick(full=True) + "\n")
+    write_rows(out.file("linkage.csv"), ["a", "b", "height", "size"],
+               ([int(a), int(b), f"{h:.6f}", int(c)] for a, b, h, c in model.linkage_))
     header = ["chain", "sweep", "rcdll", "n_components", "acceptance"] + [
         f"nodes_level{level}" for level in range(1, L + 1)]
     write_rows(out.file("trace.csv"), header, (
@@ -378,13 +382,17 @@ def _run_tree(args, settings, out, verbose, stream, start):
                    features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
                    n_top_branches=int(children[0].size), n_leaves=len(leaves),
                    n_components=int(model.n_components_), best_rcdll=model.best_rcdll_,
+                   depth=int(model.depth_), log_evidence=model.log_evidence_,
                    rhat=model.rhat_, ess=model.ess_, seconds=round(elapsed, 3), notes=notes)
     if known is not None:
         summary["scores"] = metrics.clustering_report(known, model.labels_)
         summary["scores_top_level"] = metrics.clustering_report(known, model.cut(1))
-        summary["dendrogram_purity"] = float(metrics.dendrogram_purity(model.paths_, known))
+        summary["dendrogram_purity"] = float(metrics.dendrogram_purity(model.linkage_, known))
+        summary["dendrogram_purity_sampled_tree"] = float(
+            metrics.dendrogram_purity(model.paths_, known))
     save_figure(plotting.plot_tree(model, X, feature_names=names), out.file("tree.png"))
     save_figure(plotting.plot_tree_trace(model), out.file("trace.png"))
+    save_figure(plotting.plot_dendrogram(model), out.file("dendrogram.png"))
     write_json(out.file("summary.json"), summary)
 
     print(f"{plural(X.shape[0], 'point')} x {plural(X.shape[1], 'feature')} -> a tree of "
@@ -392,6 +400,16 @@ def _run_tree(args, settings, out, verbose, stream, start):
           f"{plural(len(leaves), 'leaf', 'leaves')} and "
           f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
     _print_tree(tree, children, stream)
+    if hasattr(model, "depth_scores_"):
+        summary["depth_scores"] = [
+            dict(depth=int(r["depth"]), log_evidence=float(r["log_evidence"]),
+                 best_rcdll=float(r["best_rcdll"]), n_leaves=int(r["n_leaves"]))
+            for r in model.depth_scores_]
+        write_json(out.file("summary.json"), summary)
+        scores = ", ".join(f"{int(r['depth'])}: {r['log_evidence']:.1f}"
+                           for r in model.depth_scores_)
+        print(f"depth auto: {model.depth_} has the highest evidence of its dendrogram "
+              f"(log p(X | T) by depth: {scores})", file=stream)
     rhat = model.rhat_.get("rcdll", float("nan"))
     if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
         print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
@@ -400,7 +418,8 @@ def _run_tree(args, settings, out, verbose, stream, start):
         s = summary["scores"]
         print(f"against known labels: leaves NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}; top "
               f"level NMI {summary['scores_top_level']['nmi']:.3f}; dendrogram purity "
-              f"{summary['dendrogram_purity']:.3f}", file=stream)
+              f"{summary['dendrogram_purity']:.3f} (full dendrogram; sampled tree "
+              f"{summary['dendrogram_purity_sampled_tree']:.3f})", file=stream)
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 

@@ -94,7 +94,7 @@ def _figures(model, name, unit):
         verdict = "settled" if round(rhat, 2) <= 1.1 else "NOT settled (raise n_iter)"
         branches = plural(int(np.sum(parent == 0)), "top-level branch", "top-level branches")
         return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> a tree "
-                f"of depth {model.depth}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "
+                f"of depth {model.depth_}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "
                 f"{plural(model.n_components_, 'component')}" + (
                     "" if model.covariance_type == "known"
                     else f" ({model.covariance_type} covariances)"),

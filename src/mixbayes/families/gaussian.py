@@ -288,6 +288,42 @@ class GaussianFamily:
                 out[:, k] = _log_student(np.sum(diff**2, axis=1) / var, nu, d, d * np.log(var))
         return out
 
+    def log_marginal_likelihood(self, stats):
+        r"""Log marginal likelihood :math:`\log p(D_k)` of every component's points, with the
+        mean and precision integrated out under the prior (``stats`` centred at :math:`m_0`).
+
+        ``full`` (Normal–Wishart, :math:`\Psi = W^{-1}`):
+
+        .. math::
+
+            -\tfrac{nd}2\log\pi + \log\Gamma_d(\tfrac{\nu_k}2) - \log\Gamma_d(\tfrac{\nu_0}2)
+            + \tfrac{\nu_0}2\log|\Psi_0| - \tfrac{\nu_k}2\log|\Psi_k|
+            + \tfrac d2\log\tfrac{\kappa_0}{\kappa_k};
+
+        ``diag``: :math:`\sum_j [\log\Gamma(a_k) - \log\Gamma(a_0) + a_0\log b_{0j}
+        - a_k\log b_{kj}] + \tfrac d2\log\tfrac{\kappa_0}{\kappa_k} - \tfrac{nd}2\log 2\pi`;
+        ``spherical``: the same with one Gamma factor (:math:`a_k = a_0 + nd/2`).
+        """
+        posterior = self.posterior(stats)
+        n = np.asarray(stats.counts, dtype=float)
+        d = posterior.means.shape[1]
+        k0, nu0 = self.mean_precision_prior, self.degrees_of_freedom_prior
+        shrink = 0.5 * d * (np.log(k0) - np.log(posterior.mean_precision))
+        if self.covariance_type == "full":
+            log_det_prior = np.linalg.slogdet(self.covariance_prior)[1]
+            log_det = np.linalg.slogdet(posterior.scale)[1]
+            return (-0.5 * n * d * np.log(np.pi) + log_multivariate_gamma(0.5 * posterior.dof, d)
+                    - log_multivariate_gamma(0.5 * nu0, d) + 0.5 * nu0 * log_det_prior
+                    - 0.5 * posterior.dof * log_det + shrink)
+        a0, b0 = 0.5 * nu0, 0.5 * self.covariance_prior
+        a, b = posterior.dof, posterior.scale
+        if self.covariance_type == "diag":
+            gamma_terms = (d * (gammaln(a) - gammaln(a0)) + a0 * np.log(b0).sum()
+                           - a * np.log(b).sum(axis=1))
+        else:
+            gamma_terms = gammaln(a) - gammaln(a0) + a0 * np.log(b0) - a * np.log(b)
+        return gamma_terms + shrink - 0.5 * n * d * LOG_2PI
+
     def draw(self, posterior, rng, size=1):
         """``size`` draws of every component's mean and precision from the posterior factors.
 
@@ -318,46 +354,6 @@ class GaussianFamily:
             tau = precisions if scale.ndim == 2 else precisions[..., None]
             means = m + z / np.sqrt(kappa[:, None] * tau)
         return means + self.mean_prior, precisions
-
-    def log_marginal_likelihood(self, stats):
-        r"""Log marginal likelihood of every component's points, (K,): :math:`\log\int
-        \prod_{i\in k}\mathcal N(x_i\mid\mu,\Lambda^{-1})\,dp(\mu,\Lambda)` from their
-        (unweighted, centred) statistics, the ratio of the prior's and the posterior's
-        normalisers (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian"):
-
-        .. math::
-
-            \text{full: }& -\tfrac{N d}2\log\pi + \log\frac{\Gamma_d(\nu_N/2)}
-              {\Gamma_d(\nu_0/2)} + \tfrac{\nu_0}2\log|W_0^{-1}|
-              - \tfrac{\nu_N}2\log|W_N^{-1}| + \tfrac d2\log\frac{\kappa_0}{\kappa_N},\\
-            \text{Gamma: }& \sum_j\Big[\log\frac{\Gamma(a_N)}{\Gamma(a_0)}
-              + a_0\log b_{0j} - a_N\log b_{Nj}\Big] + \tfrac d2\log\frac{\kappa_0}{\kappa_N}
-              - \tfrac{N d}2\log 2\pi
-
-        (the sum over one shared rate when spherical). By the chain rule it is the sum of the
-        one-step posterior predictives :meth:`log_predictive` as the points are added one by
-        one, which the tests check.
-        """
-        post = self.posterior(stats)
-        n = np.asarray(stats.counts, dtype=float)
-        d = post.means.shape[1]
-        k0 = self.mean_precision_prior
-        shrink = 0.5 * d * (np.log(k0) - np.log(post.mean_precision))
-        if self.covariance_type == "full":
-            nu0 = self.degrees_of_freedom_prior
-            prior_log_det = np.linalg.slogdet(self.covariance_prior)[1]
-            log_det = np.linalg.slogdet(post.scale)[1]
-            return (-0.5 * n * d * np.log(np.pi) + log_multivariate_gamma(0.5 * post.dof, d)
-                    - log_multivariate_gamma(0.5 * nu0, d) + 0.5 * nu0 * prior_log_det
-                    - 0.5 * post.dof * log_det + shrink)
-        a0, b0 = 0.5 * self.degrees_of_freedom_prior, 0.5 * self.covariance_prior
-        terms = gammaln(post.dof) - gammaln(a0)
-        if self.covariance_type == "diag":
-            rates = (a0 * np.log(b0) - post.dof[:, None] * np.log(post.scale)).sum(axis=1)
-            terms = d * terms
-        else:
-            rates = a0 * np.log(b0) - post.dof * np.log(post.scale)
-        return terms + rates + shrink - 0.5 * n * d * LOG_2PI
 
     def log_density(self, X, means, precisions):
         r"""``out[i, k]`` :math:`= \log\mathcal N(x_i\mid\mu_k,\Lambda_k^{-1})` for points
@@ -448,6 +444,41 @@ def _clip_below(scale, floor):
             scale[k] = (vectors * np.maximum(values, lowest)) @ vectors.T
             scale[k] = 0.5 * (scale[k] + scale[k].T)
     return scale
+
+
+@dataclass(frozen=True)
+class KnownVarianceMarginal:
+    """:func:`known_variance_log_marginal` at fixed variances, as a callable (a search that
+    knows this family may run it in a compiled kernel)."""
+
+    variance: float
+    prior_variance: float
+
+    def __call__(self, stats):
+        return known_variance_log_marginal(stats, self.variance, self.prior_variance)
+
+
+def known_variance_log_marginal(stats, variance, prior_variance):
+    r"""Log marginal likelihood of every cluster's points under
+    :math:`x_i \sim N(\mu, \sigma^2 I)`, :math:`\mu \sim N(m_0, s_0^2 I)` (the variance known,
+    the mean integrated out), from :class:`GaussianStats` centred at :math:`m_0` (``squares``
+    of shape (K, d): per-dimension sums of squares). Per dimension the points are jointly
+    :math:`N(m_0 \mathbf 1, \sigma^2 I + s_0^2 \mathbf 1\mathbf 1^\top)`, so
+
+    .. math::
+
+        \log p(D) = -\tfrac{nd}2\log 2\pi\sigma^2 - \tfrac d2\log(1 + n s_0^2/\sigma^2)
+        - \frac1{2\sigma^2}\Big(\sum_i\lVert y_i\rVert^2
+        - \frac{s_0^2\lVert\sum_i y_i\rVert^2}{\sigma^2 + n s_0^2}\Big),
+        \qquad y_i = x_i - m_0.
+    """
+    n = np.asarray(stats.counts, dtype=float)
+    d = stats.sums.shape[1]
+    total_squares = stats.squares.reshape(n.size, -1).sum(axis=1)
+    quadratic = total_squares - prior_variance * np.sum(stats.sums**2, axis=1) / (
+        variance + n * prior_variance)
+    return (-0.5 * n * d * np.log(2.0 * np.pi * variance)
+            - 0.5 * d * np.log1p(n * prior_variance / variance) - 0.5 * quadratic / variance)
 
 
 def column_variances(X, ddof=0):

@@ -380,7 +380,8 @@ def tree_payload(model, points=None, feature_names=None):
             [_round(v) for v in _geometry.ellipse(model.covariance_matrix(k), basis)]
             for k in range(K)],
         component_means=[[_round(v) for v in m] for m in tree.means],
-        map_note="nodes by level; disc area = points through the node")
+        map_note="nodes by level; disc area = points through the node",
+        dendrogram=_dendrogram(model))
     if points is not None:
         paths = model.paths_ if model.paths_.shape[0] == points.shape[0] else None
         if paths is not None:
@@ -390,6 +391,52 @@ def tree_payload(model, points=None, feature_names=None):
                                  for (a, b), path in zip(xy, paths[keep])]
             payload["points_note"] = _points_note(points.shape[0], keep.size)
     return payload
+
+
+def _dendrogram(model, shown=40):
+    """The top of the full dendrogram (``linkage_``): its last ``shown - 1`` merges over
+    ``shown`` clusters, laid out as scipy's dendrogram is (clusters evenly spaced in the
+    merge order, a merge centred over its two sides). ``links``: x of the left and right
+    side, their heights, the merge's height, its size and its top-level branch of the
+    sampled tree (-1 when it spans several); ``clusters``: x, size and branch of each
+    cluster at the bottom."""
+    from ..plotting import linkage_branches
+
+    Z = model.linkage_
+    n = Z.shape[0] + 1
+    if n < 2:
+        return None
+    _, branch_of, mixed = linkage_branches(model)
+    rows = min(shown - 1, n - 1)
+    first = n - 1 - rows  # rows from here on are drawn
+    height = np.concatenate([np.zeros(n), Z[:, 2]])
+    x, clusters, links = {}, [], []
+    stack = [(2 * n - 2, False)]
+    while stack:  # depth first, left before right: clusters get x in that order
+        node, done = stack.pop()
+        drawn = node >= n + first
+        if not drawn:
+            x[node] = float(len(clusters))
+            size = 1 if node < n else int(Z[node - n, 3])
+            clusters.append(dict(x=x[node], size=size, branch=int(branch_of[node])
+                                 if not mixed[node] else -1))
+            continue
+        a, b = (int(v) for v in Z[node - n, :2])
+        if not done:
+            stack.extend([(node, True), (b, False), (a, False)])
+            continue
+        x[node] = 0.5 * (x[a] + x[b])
+        ya = height[a] if a >= n + first else 0.0
+        yb = height[b] if b >= n + first else 0.0
+        links.append([_round(x[a]), _round(x[b]), _round(ya), _round(yb),
+                      _round(height[node]), int(Z[node - n, 3]),
+                      -1 if mixed[node] else int(branch_of[node])])
+    return dict(links=links, clusters=clusters, n_points=int(n),
+                note=(f"the full dendrogram (linkage_) of {plural(n, 'point')}"
+                      + (f": its top {len(clusters)} clusters, sizes below" if first else "")
+                      + "; height: stage (points in a component < 1 < components in a "
+                        "leaf < 2 < one per level above), colour: top-level branch "
+                        "(grey: above the branches)"))
 
 
 # --------------------------------------------------------------------------- shared pieces

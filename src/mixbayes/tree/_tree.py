@@ -99,3 +99,34 @@ def simplify(parent, level, count, alive, paths, logw, K):
     tree_weights = np.exp(logw[[r[3] for r in rows], :K]).reshape(n_nodes, K)
     mapped = np.vectorize(new_id.get, otypes=[np.int64])(paths) if paths.size else paths
     return tree_parent, tree_level, tree_size, tree_weights, mapped
+
+
+def linkage_to_newick(Z, names=None):
+    """Newick string of a binary merge tree in scipy's linkage format: leaves named ``p<i>``
+    (or ``names[i]``), every branch as long as the height it spans (a point's height is 0).
+    Written without recursion, so deep trees of many points are fine."""
+    Z = np.asarray(Z, dtype=float)
+    n = Z.shape[0] + 1
+    names = [f"p{i}" for i in range(n)] if names is None else [str(v) for v in names]
+    if Z.shape[0] == 0:
+        return f"{names[0]};"
+    height = np.concatenate([np.zeros(n), Z[:, 2]])
+    parent_height = np.zeros(2 * n - 1)
+    for row, (a, b) in enumerate(Z[:, :2].astype(np.int64)):
+        parent_height[a] = parent_height[b] = Z[row, 2]
+    pieces, stack = [], [(2 * n - 2, 0)]
+    while stack:
+        node, state = stack.pop()
+        length = f":{parent_height[node] - height[node]:.6g}" if node != 2 * n - 2 else ""
+        if node < n:
+            pieces.append(names[node] + length)
+            continue
+        a, b = Z[node - n, :2].astype(np.int64)
+        if state == 0:
+            pieces.append("(")
+            stack.extend([(node, 2), (int(b), 0), (node, 1), (int(a), 0)])
+        elif state == 1:
+            pieces.append(",")
+        else:
+            pieces.append(")" + length)
+    return "".join(pieces) + ";"

@@ -4,11 +4,12 @@ posterior regularisation (document 5), fitted by MCMC (:mod:`mixbayes.tree._samp
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import (
+    Either,
     Interval,
     Options,
     RandomState,
@@ -18,11 +19,16 @@ from .._validation import (
     validate_params,
 )
 from ..diagnostics import effective_sample_size, split_rhat
-from ..families.gaussian import GaussianFamily, column_variances, data_scale, scaled_prior
+from ..families.gaussian import (GaussianFamily, KnownVarianceMarginal, column_variances,
+                                  data_scale, scaled_prior)
 from . import _regularisation as reg
 from . import _sampler
+from ._linkage import tree_linkage
 from ._start import ward_start
-from ._tree import Tree, simplify
+from ._tree import Tree, linkage_to_newick, simplify
+
+
+AUTO_DEPTHS = (1, 2, 3, 4, 5)  # the depths depth="auto" compares
 
 
 COVARIANCE_TYPES = ("known", "full", "diag", "spherical")
@@ -50,8 +56,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    depth : int, default=2
-        :math:`L`, the number of levels below the root (leaves are at level L).
+    depth : int or "auto", default=2
+        :math:`L`, the number of levels below the root (leaves are at level L). ``"auto"``
+        fits every depth of ``AUTO_DEPTHS`` (1-5, at most the number of points; five fits'
+        time) and keeps the one whose full dendrogram has the highest evidence
+        :attr:`log_evidence_`; :attr:`depth_` and :attr:`depth_scores_` say which and why.
     top_concentration : float, default=1.0
         :math:`\gamma_0`, concentration of the root's weights.
     branch_concentration : float, default=0.01
@@ -176,6 +185,26 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Split R-hat and ESS of ``rcdll`` and ``n_components`` over the sweeps after burn-in.
     best_rcdll_ : float
         RCDLL of the kept state: the highest over every chain's sweeps after burn-in.
+    linkage_ : ndarray of shape (n_samples - 1, 4)
+        The full binary dendrogram in scipy's linkage format (``scipy.cluster.hierarchy
+        .dendrogram(model.linkage_)`` and ``fcluster`` read it): inside every component,
+        leaf and inner node of the kept tree, the parts are joined by Bayesian hierarchical
+        clustering's greedy merges (Heller & Ghahramani 2005) scored with the components' own
+        marginal likelihood, so every node of :attr:`tree_` is a subtree of it
+        (:mod:`mixbayes.tree._linkage`); heights rise stage by stage (points in a component
+        below 1, components in a leaf below 2, then a unit per level of inner nodes), so
+        ``fcluster(linkage_, k, "maxclust")`` cuts the sampled tree's upper levels first.
+        Dendrogram purity of it is higher than of the depth-L :attr:`paths_` (whose pairs in a
+        multi-way node all meet there).
+    log_evidence_ : float
+        :math:`\log p(X\mid T)` of :attr:`linkage_`'s root: Bayesian hierarchical clustering's
+        marginal likelihood of the points under a Dirichlet-process mixture of the
+        components' family, summed over the partitions consistent with the dendrogram.
+    depth_ : int
+        The depth fitted (``depth``, or the one ``"auto"`` chose).
+    depth_scores_ : structured ndarray of shape (n_depths,)
+        With ``depth="auto"`` only: ``depth``, ``log_evidence``, ``best_rcdll`` and
+        ``n_leaves`` of the fit at every depth compared.
     margins_ : ndarray of shape (n_samples,)
         Every training point's smallest lead of its own node over a sibling, over the levels:
         :math:`\min_{\ell, z\in\mathcal S(v_{n\ell})}(\eta_{v_{n\ell}} - \eta_z)^\top
@@ -185,7 +214,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     """
 
     _parameter_rules = {
-        "depth": Interval("int", 1),
+        "depth": Either((Interval("int", 1), Options(("auto",)))),
         "top_concentration": Interval("real", 0, None, "neither"),
         "branch_concentration": Interval("real", 0, None, "neither"),
         "path_concentration": Interval("real", 0, None, "neither"),
@@ -232,9 +261,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         if self.burn_in is not None and self.burn_in >= self.n_iter:
             raise ValueError(f"burn_in must be below n_iter={self.n_iter}; got {self.burn_in}.")
         X = check_points(X, "X", min_samples=2)
-        if self.depth > X.shape[0]:
+        if self.depth_ > X.shape[0]:
             raise ValueError(f"depth must be at most the number of points ({X.shape[0]}); got "
-                             f"{self.depth}.")
+                             f"{self.depth_}.")
         known = self.covariance_type == "known"
         if not known and self.observation_variance is not None:
             raise ValueError(
@@ -254,14 +283,14 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         start = None  # the Ward start, built only when the start or sigma^2 needs it
         if self.init == "ward" or self.observation_variance is None:
             start_rng = check_random_state(self.random_state).spawn(1)[0]
-            start = ward_start(X, self.depth, start_rng, family=family)
+            start = ward_start(X, self.depth_, start_rng, family=family)
         if self.observation_variance is None:
             within = start.within_variance
             observation_variance = within if within > 0 else 0.1 * scale
         else:
             observation_variance = float(self.observation_variance)
         data = _sampler.TreeData(
-            X, self.depth, float(self.top_concentration), float(self.branch_concentration),
+            X, self.depth_, float(self.top_concentration), float(self.branch_concentration),
             float(self.path_concentration),
             observation_variance,
             X.mean(axis=0),
@@ -271,7 +300,13 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         return data, start
 
     def fit(self, X, y=None):
-        """Run the chains and keep the state with the highest RCDLL after burn-in."""
+        """Run the chains and keep the state with the highest RCDLL after burn-in (with
+        ``depth="auto"``: at every depth of ``AUTO_DEPTHS``, keeping the fit whose full
+        dendrogram has the highest evidence, :attr:`log_evidence_`)."""
+        validate_params(self, self._parameter_rules)
+        if self.depth == "auto":
+            return self._fit_auto(X)
+        self.depth_ = int(self.depth)
         data, start = self._data(X)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
         trace = np.zeros((self.n_chains, self.n_iter), dtype=self._trace_dtype())
@@ -292,10 +327,27 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self._store(data, best, best_value, trace, burn_in)
         return self
 
+    def _fit_auto(self, X):
+        """``depth="auto"``: a fit at every depth of ``AUTO_DEPTHS`` (up to the number of
+        points), the one of highest :attr:`log_evidence_` kept; :attr:`depth_scores_` holds
+        every depth's evidence, RCDLL and leaves."""
+        X = check_points(X, "X", min_samples=2)
+        depths = [L for L in AUTO_DEPTHS if L <= X.shape[0]]
+        fits = [clone(self).set_params(depth=L).fit(X) for L in depths]
+        best = max(fits, key=lambda model: model.log_evidence_)
+        for name, value in vars(best).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(self, name, value)
+        self.depth_scores_ = np.array(
+            [(m.depth_, m.log_evidence_, m.best_rcdll_, np.unique(m.labels_).size)
+             for m in fits], dtype=[("depth", np.int64), ("log_evidence", float),
+                                    ("best_rcdll", float), ("n_leaves", np.int64)])
+        return self
+
     def _trace_dtype(self):
         """The fields of :attr:`trace_` (``nodes`` holds one count per level)."""
         return np.dtype([("rcdll", float), ("n_components", np.int64), ("acceptance", float),
-                         ("nodes", np.int64, (self.depth,))])
+                         ("nodes", np.int64, (self.depth_,))])
 
     def _store(self, data, state, value, trace, burn_in):
         K = state.K
@@ -351,6 +403,21 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.observation_variance_ = float(data.observation_variance)
         self.mean_prior_variance_ = float(data.mean_prior_variance)
         self.n_features_in_ = data.points.shape[1]
+        self.linkage_ = self._linkage(data, state)
+
+    def _linkage(self, data, state):
+        """The full dendrogram of :mod:`mixbayes.tree._linkage` (BHC merges with the
+        components' marginal likelihood, inside every node of the kept tree)."""
+        if data.family is None:
+            log_marginal = KnownVarianceMarginal(data.observation_variance,
+                                                 data.mean_prior_variance)
+        else:  # the components' own conjugate marginal (statistics centred at m_0 alike)
+            log_marginal = data.family.log_marginal_likelihood
+        Z, self.log_evidence_ = tree_linkage(
+            data.points - data.grouped.prior_mean, self.labels_, state.comp, self.node_parent_,
+            self.node_level_, log_marginal, float(self.top_concentration),
+            full=data.covariance_type == "full")
+        return Z
 
     @property
     def tree_(self):
@@ -375,7 +442,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def cut(self, level):
         """Flat labels at ``level`` (1..depth), numbered 0.. in order of first appearance."""
         check_is_fitted(self, "labels_")
-        rule = Interval("int", 1, self.depth)
+        rule = Interval("int", 1, self.depth_)
         if not rule.accepts(level):
             raise ValueError(f"level must be {rule.describe()}; got {level!r}.")
         return np.unique(self.paths_[:, level - 1], return_inverse=True)[1].ravel()
@@ -393,15 +460,15 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             family = GaussianFamily(self.covariance_type, self.prior_mean_,
                                     self.mean_precision_prior_, self.degrees_of_freedom_prior_,
                                     self.covariance_prior_)
-        data = _sampler.TreeData(X, self.depth, 1.0, 1.0, 1.0, self.observation_variance_,
+        data = _sampler.TreeData(X, self.depth_, 1.0, 1.0, 1.0, self.observation_variance_,
                                  self.prior_mean_, self.mean_prior_variance_, family=family)
         precisions = None if family is None else self.precisions_
         loglik = np.hstack([_sampler.component_loglik(data, self.means_, precisions),
                             data.log_predictive[:, None]])
         parent, count, level = self.state_parent_, self.state_count_, self.state_level_
-        leaves = np.flatnonzero(level == self.depth)
+        leaves = np.flatnonzero(level == self.depth_)
         alpha = float(self.path_concentration)
-        leaf_paths = np.zeros((leaves.size, self.depth), dtype=np.int64)
+        leaf_paths = np.zeros((leaves.size, self.depth_), dtype=np.int64)
         log_prior = np.zeros(leaves.size)
         for i, leaf in enumerate(leaves):
             z = leaf
@@ -415,12 +482,18 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             children = [np.flatnonzero(parent == z).tolist() for z in range(parent.size)]
             extended = np.hstack([X, np.ones((X.shape[0], 1))])
             for i in range(leaves.size):
-                paths = np.broadcast_to(leaf_paths[i], (X.shape[0], self.depth))
+                paths = np.broadcast_to(leaf_paths[i], (X.shape[0], self.depth_))
                 scores[:, i] -= 2.0 * self.margin_weight * reg.slack(
                     extended, paths, children, self.state_discriminants_, float(self.margin))
         return self.state_to_node_[leaves[scores.argmax(axis=1)]]
 
-    def to_newick(self):
+    def to_newick(self, full=False):
+        """Newick string of the sampled tree (:attr:`tree_`, nodes ``n<id>``), or with
+        ``full=True`` of the binary dendrogram :attr:`linkage_` (points ``p<i>``, branch
+        lengths the heights they span)."""
+        if full:
+            check_is_fitted(self, "linkage_")
+            return linkage_to_newick(self.linkage_)
         return self.tree_.to_newick()
 
     def to_json(self, **kwargs):

@@ -128,6 +128,41 @@
     });
   }
 
+  // the top of the full dendrogram: U-shaped links, coloured by top-level branch
+  function drawDendrogram() {
+    var G = D.dendrogram, svg = $("dendrogram");
+    var W = 1000, H = 300, pad = 36, bottom = 40;
+    svgSize(svg, W, H);
+    var nx = Math.max(1, G.clusters.length - 1);
+    var top = 0;
+    G.links.forEach(function (l) { top = Math.max(top, l[4]); });
+    top = Math.ceil(top) || 1;
+    var X = function (v) { return pad + (G.clusters.length > 1 ? v / nx : 0.5) * (W - 2 * pad); };
+    var Y = function (v) { return H - bottom - (v / top) * (H - bottom - 14); };
+    var branches = [];
+    G.clusters.forEach(function (c) { if (c.branch >= 0 && branches.indexOf(c.branch) < 0) branches.push(c.branch); });
+    var palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                   "#7f7f7f", "#bcbd22", "#17becf"];
+    var stroke = function (b) { return b < 0 ? "#777" : palette[branches.indexOf(b) % 10]; };
+    for (var s = 0; s <= top; s++) {
+      el("line", { x1: pad, x2: W - pad, y1: Y(s).toFixed(1), y2: Y(s).toFixed(1), class: "stage" }, svg);
+      el("text", { x: pad - 6, y: Y(s).toFixed(1), "text-anchor": "end", "dominant-baseline": "central",
+                   class: "axis-label" }, svg, String(s));
+    }
+    G.links.forEach(function (l) {
+      var d = "M" + X(l[0]).toFixed(1) + "," + Y(l[2]).toFixed(1) + "V" + Y(l[4]).toFixed(1) +
+              "H" + X(l[1]).toFixed(1) + "V" + Y(l[3]).toFixed(1);
+      var path = el("path", { d: d, class: "link", stroke: stroke(l[6]) }, svg);
+      title(path, l[5] + " points, height " + fmt(l[4]));
+    });
+    var labelled = G.clusters.length <= 60;
+    G.clusters.forEach(function (c) {
+      if (labelled)
+        el("text", { x: X(c.x).toFixed(1), y: (H - bottom + 12).toFixed(1), "text-anchor": "middle",
+                     class: "axis-label" }, svg, c.size > 1 ? "(" + c.size + ")" : "1");
+    });
+  }
+
   // ------------------------------------------------------------------ the term panel
   function currentLambda() { return parseFloat($("lambda").value); }
 
@@ -458,6 +493,11 @@
       lineChart($("selection"), D.selection);
     }
     if (D.examples) show($("examples-panel"));
+    if (D.dendrogram) {
+      show($("dendrogram-panel"));
+      $("dendrogram-note").textContent = D.dendrogram.note;
+      drawDendrogram();
+    }
     drawTraces();
     var largest = 0;
     items.forEach(function (c, i) {
