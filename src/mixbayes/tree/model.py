@@ -127,9 +127,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         ``"known"`` has the best purity on four tables (diag's is lower on five); the best
         leaf ARI is diag's on three, spherical's, full's and known's on one each; no type is
         better on most tables by both measures. Full and diag fit fewer leaves than known
-        (ecoli: 6 and 6 against 13; wdbc with full: 6 against 39); on yeast, whose columns 5 and 6 hold one value in all
-        but 14 and 15 of 1,484 rows, they cut 3 leaves: the few other rows apart, so that
-        the rest has no spread there (a continuous model of near-constant columns).
+        (ecoli: 6 and 6 against 13; wdbc with full: 6 against 39); on yeast, whose columns
+        5 and 6 hold one value in all but 14 and 15 of 1,484 rows, they cut 3 leaves: the few
+        other rows apart, so that the rest has no spread there (a continuous model of
+        near-constant columns).
     observation_variance : float or None, default=None
         :math:`\sigma^2`, the components' known variance (``covariance_type="known"`` only;
         with another type it is an error); None estimates it from the points:
