@@ -2,8 +2,8 @@
 
 False-alarm budget: every statistical test here fails by chance with probability at most 1e-3
 (p-values against P_FLOOR = 1e-3, two-sided z-tests against Z_CEILING = 3.3, KS at 1e-3), and
-there are 52 such checks in this file (the Geweke tests count one per statistic), so the file
-fails by chance with probability at most about 5.2%.
+there are 58 such checks in this file (the Geweke tests count one per statistic), so the file
+fails by chance with probability at most about 5.8%.
 """
 
 import numpy as np
@@ -300,14 +300,16 @@ def test_prior_predictive_is_the_marginal_likelihood_of_one_point(covariance_typ
     np.testing.assert_allclose(data.log_predictive, single, rtol=1e-10)
 
 
+@pytest.mark.parametrize("reference", [False, True])
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
-def test_kernel_draw_given_one_point_is_the_conjugate_posterior(covariance_type):
-    """The kernel's draw of a new component's (mean, precision) given its one point x_n
-    against GaussianFamily.posterior given x_n: E[Lambda] (nu W, or a/b), and
-    kappa (mu - m)' Lambda (mu - m) ~ chi^2_d (z-tests on 3,000 draws); its likelihood
-    column is the family's log density at the drawn parameters. (The sampler's tests at
-    3-4 points do not see a wrong draw here: a planted 1/kappa dropped from the mean or
-    nu_0 for nu_0 + 1 passed them.)"""
+def test_draw_given_one_point_is_the_conjugate_posterior(covariance_type, reference):
+    """A new component's (mean, precision) drawn given its one point x_n, by the kernel and
+    by the plain-Python reference, against GaussianFamily.posterior given x_n: E[Lambda]
+    (nu W, or a/b), and kappa (mu - m)' Lambda (mu - m) ~ chi^2_d (z-tests on 3,000 and
+    1,500 draws); the kernel's likelihood column is the family's log density at the drawn
+    parameters. (The sampler's tests at 3-4 points do not see a wrong draw here: a planted
+    1/kappa dropped from the kernel's mean, nu_0 for nu_0 + 1, or the reference drawing
+    from the prior passed them.)"""
     from mixbayes.tree import _kernels
 
     d = 3
@@ -320,20 +322,30 @@ def test_kernel_draw_given_one_point_is_the_conjugate_posterior(covariance_type)
     n = 2
     post = family.posterior(family.sufficient_statistics(family.prepare(X[n:n + 1]),
                                                          np.ones((1, 1))))
-    state = _sampler.TreeState(4, 2, d, covariance_type, comp_cap=1)
-    loglik = np.zeros((4, 1))
-    _kernels.seed(19)
-    draws, quad, precisions = 3000, [], []
+    if reference:
+        state = _sampler.initial_state(data, rng)
+        state.ensure_components(state.K + 1)
+        logw, logrest = state.logw.copy(), state.logrest.copy()
+    else:
+        state = _sampler.TreeState(4, 2, d, covariance_type, comp_cap=1)
+        loglik = np.zeros((4, 1))
+        _kernels.seed(19)
+    draws = 1500 if reference else 3000
+    quad, precisions = [], []
     for t in range(draws):
-        _kernels._draw_given_point(n, 0, X, loglik, family.mean_prior, kind, kappa0, dof0,
-                                   scale0, state.means, state.prec_vec, state.prec_mat)
-        state.K = 1
-        P = state.precisions()[0].copy()
-        if t < 3:
+        if reference:
+            k = _sampler._open_component(data, state, n, rng)
+            state.K, state.logw[:], state.logrest[:] = k, logw, logrest  # undo the weights
+        else:
+            k = 0
+            _kernels._draw_given_point(n, 0, X, loglik, family.mean_prior, kind, kappa0, dof0,
+                                       scale0, state.means, state.prec_vec, state.prec_mat)
+        P = state.precisions(k, k + 1)[0].copy()
+        if t < 3 and not reference:
             np.testing.assert_allclose(loglik[:, 0], family.log_density(
-                X, state.means[:1], state.precisions())[:, 0], rtol=1e-10)
+                X, state.means[:1], state.precisions(0, 1))[:, 0], rtol=1e-10)
         full = P if P.ndim == 2 else np.diag(np.broadcast_to(P, (d,)))
-        diff = state.means[0] - family.mean_prior - post.means[0]
+        diff = state.means[k] - family.mean_prior - post.means[0]
         quad.append(post.mean_precision[0] * diff @ full @ diff)
         precisions.append(P)
     precisions = np.array(precisions)
