@@ -97,3 +97,18 @@ def test_wishart_draws_have_the_wishart_moments():
     log_det = np.linalg.slogdet(precisions)[1]
     expected = digamma(0.5 * (nu - np.arange(3))).sum() + 3 * np.log(2) + np.linalg.slogdet(W)[1]
     assert abs(log_det.mean() - expected) < 3.3 * log_det.std() / np.sqrt(log_det.size)
+
+
+@pytest.mark.parametrize("covariance_type", TYPES)
+def test_label_statistics_are_the_one_hot_responsibilities(covariance_type):
+    """Statistics of hard labels (a component left empty included) against the weighted
+    statistics of their one-hot responsibilities."""
+    family = _family(covariance_type)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 3))
+    labels = rng.choice([0, 1, 3], size=30)
+    data = family.prepare(X)
+    got = family.label_statistics(data, labels, 4)
+    expected = family.sufficient_statistics(data, np.eye(4)[labels])
+    for field in ("counts", "sums", "squares"):
+        np.testing.assert_allclose(getattr(got, field), getattr(expected, field), atol=1e-12)

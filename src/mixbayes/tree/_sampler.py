@@ -538,8 +538,8 @@ def _open_component(data, state, n, rng):
         state.means[K] = draw_atoms(single, np.zeros(1, dtype=np.int64), 1, rng)[0]
     else:  # mean and precision from the conjugate posterior given x_n
         family = data.family
-        stats = family.sufficient_statistics(family.prepare(data.points[n:n + 1]),
-                                             np.ones((1, 1)))
+        stats = family.label_statistics(family.prepare(data.points[n:n + 1]),
+                                        np.zeros(1, dtype=np.int64), 1)
         means, precisions = family.draw(family.posterior(stats), rng)
         state.means[K] = means[0, 0]
         state.set_precisions(K, precisions[0])
@@ -632,9 +632,7 @@ def mean_step(data, state, rng):
         state.means[: state.K] = draw_atoms(data.grouped, state.comp, state.K, rng)
         return
     family = data.family
-    onehot = np.zeros((data.n_points, state.K))
-    onehot[np.arange(data.n_points), state.comp] = 1.0
-    stats = family.sufficient_statistics(data.centred, onehot)
+    stats = family.label_statistics(data.centred, state.comp, state.K)
     means, precisions = family.draw(family.posterior(stats), rng)
     state.means[: state.K] = means[0]
     state.set_precisions(0, precisions[0])
