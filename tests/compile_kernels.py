@@ -55,6 +55,15 @@ def samplers():
     mb.HDPMixture("gaussian", n_iter=5).fit(X, groups=np.arange(120) % 4)
     points, _ = mb.datasets.make_tree_data(60, random_state=0)
     mb.HierarchicalMixture(2, n_iter=3, margin_weight=1.0).fit(points)
+    # (the unknown covariance types run the same build of the tree kernel: one signature);
+    # the exactness tests also call two of its pieces directly, each its own entry point
+    from mixbayes.tree import _kernels as tree_kernels
+
+    tree_kernels.seed(0)
+    d = 2
+    tree_kernels._draw_given_point(0, 0, points[:4], np.zeros((4, 1)), np.zeros(d),
+                                   tree_kernels.FULL, 1.0, d + 2.0, np.eye(d), np.zeros((1, d)),
+                                   np.zeros((1, 0)), np.zeros((1, d, d)))
 
 
 HALVES = {"a": documents_and_points, "b": samplers}

@@ -242,6 +242,8 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     for figure in ("tree.png", "trace.png", "dendrogram.png"):
         assert (out / figure).stat().st_size > 10_000
     assert len((out / "trace.csv").read_text().splitlines()) == 31
+    assert summary["settings"]["covariance_type"] == "known"
+    assert np.ndim(tree["components"][0]["covariance"]) == 0
     linkage = np.loadtxt(out / "linkage.csv", delimiter=",", skiprows=1)
     assert linkage.shape == (119, 4) and linkage[-1, 3] == 120
     full = (out / "dendrogram.newick").read_text().strip()
@@ -350,3 +352,22 @@ def test_inspect_and_report_of_a_folder(tmp_path):
         result = _run(command, "run", cwd=tmp_path)
         assert result.returncode == 1
         assert "'run' is a folder, not a model saved by mixbayes" in result.stderr
+
+
+def test_tree_with_full_covariances(tmp_path):
+    """--model tree --covariance-type full: the components' covariance matrices in tree.json
+    and in the saved model; 'known' is refused for gmm with a reason."""
+    X, _ = mb.datasets.make_tree_data(60, kind="nested", random_state=1)
+    np.savetxt(tmp_path / "points.csv", X, delimiter=",")
+    result = _run("cluster", "points.csv", "--model", "tree", "--covariance-type", "full",
+                  "--n-iter", "5", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    tree = json.loads((tmp_path / "out" / "tree.json").read_text())
+    assert np.shape(tree["components"][0]["covariance"]) == (2, 2)
+    model = mb.load(tmp_path / "out" / "model.npz")
+    assert model.covariance_type == "full" and model.covariances_.shape[1:] == (2, 2)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["settings"]["covariance_type"] == "full"
+    bad = _run("cluster", "points.csv", "--model", "gmm", "--covariance-type", "known",
+               cwd=tmp_path)
+    assert bad.returncode != 0 and "known applies to --model tree only" in bad.stderr

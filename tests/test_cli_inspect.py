@@ -115,3 +115,10 @@ def test_every_savable_kind_is_described(capsys, saved):
     biggest = max(range(1, tree.node_size_.size), key=lambda z: tree.node_size_[z])
     assert nodes and nodes[0].startswith(f"node {biggest} (level ")
     assert nodes[0].endswith(f"{tree.node_size_[biggest]} points")
+
+
+def test_tree_with_covariances_says_which(capsys, tmp_path):
+    X, _ = mb.datasets.make_tree_data(40, kind="nested", random_state=0)
+    tree = mb.HierarchicalMixture(n_iter=4, covariance_type="diag").fit(X)
+    status, out, _ = _inspect(capsys, mb.save(tree, tmp_path / "tree"))
+    assert status == 0 and out.splitlines()[2].endswith("(diag covariances)")

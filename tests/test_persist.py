@@ -293,6 +293,27 @@ def test_round_trip_of_the_tree_model_and_its_tampering_refused(tmp_path):
         _refused(_rewrite(path, tmp_path / "bad.npz", **change), match)
 
 
+@pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
+def test_round_trip_of_the_tree_model_with_covariances(tmp_path, covariance_type):
+    """Per-component covariances and the prior they came from survive the file (predict
+    reads them all), in the tree's JSON too; a precision that is not positive (definite) is
+    refused."""
+    X, _ = mb.datasets.make_tree_data(60, kind="nested", random_state=0)
+    tree = mb.HierarchicalMixture(depth=2, n_iter=6, burn_in=3, covariance_type=covariance_type,
+                                  random_state=0).fit(X)
+    loaded = mb.load(mb.save(tree, tmp_path / "tree"))
+    for key in ("precisions_", "covariances_", "covariance_prior_"):
+        np.testing.assert_array_equal(getattr(loaded, key), getattr(tree, key))
+    assert loaded.degrees_of_freedom_prior_ == tree.degrees_of_freedom_prior_
+    np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+    assert loaded.to_json() == tree.to_json()
+    component = json.loads(tree.to_json())["components"][0]
+    assert np.shape(component["covariance"]) == tree.covariances_.shape[1:]
+    bad = -tree.precisions_
+    _refused(_rewrite(tmp_path / "tree.npz", tmp_path / "bad.npz", precisions_=bad),
+             "precisions_ (is not symmetric positive definite|holds values outside)")
+
+
 def _fitted_models():
     """One small fit of every model and setting whose fitted state differs in kind."""
     corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 2, random_state=0)
@@ -311,6 +332,8 @@ def _fitted_models():
         "tree margins": lambda: mb.HierarchicalMixture(2, n_iter=6, margin_weight=1.0).fit(
             tree_points),
         "tree auto": lambda: mb.HierarchicalMixture("auto", n_iter=3).fit(tree_points),
+        "tree full": lambda: mb.HierarchicalMixture(2, n_iter=6, covariance_type="full").fit(
+            tree_points),
     }
 
 

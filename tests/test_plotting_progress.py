@@ -233,3 +233,26 @@ def test_tree_points_are_coloured_by_the_branches_the_tree_draws():
     assert np.all(tree.paths_[:, 0] == 0) and (tree.node_parent_ == 0).sum() == 2
     legend = [t.get_text() for t in plotting.plot_tree(tree, X).axes[1].get_legend().get_texts()]
     assert legend == ["branch n1 (15 points)", "branch n2 (15 points)"]
+
+
+def test_tree_components_are_drawn_as_their_covariances():
+    """Each component's 2-sigma ellipse: the eigenvalues of its fitted covariance (full), a
+    circle of the shared sigma (known)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Ellipse
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(size=(30, 2)) * [3, 0.3], rng.normal(size=(30, 2)) * [0.3, 3] + 9])
+    for covariance_type in ("full", "known"):
+        tree = mb.HierarchicalMixture(n_iter=6, covariance_type=covariance_type).fit(X)
+        ax = plotting.plot_tree(tree, X).axes[1]
+        ellipses = [p for p in ax.patches if isinstance(p, Ellipse)]
+        assert len(ellipses) == tree.n_components_
+        covariances = tree.covariances_
+        if covariance_type == "known":
+            covariances = covariances[:, None, None] * np.eye(2)
+        for ellipse, covariance in zip(ellipses, covariances):
+            low, high = np.linalg.eigvalsh(covariance)
+            assert ellipse.width == pytest.approx(4 * np.sqrt(high))
+            assert ellipse.height == pytest.approx(4 * np.sqrt(low))
+        plt.close("all")

@@ -144,6 +144,7 @@ def test_each_kind_makes_a_self_contained_page(saved, kind):
         nodes = payload["nodes"]
         assert len(nodes) == model.tree_.n_nodes and nodes[0]["parent"] == -1
         assert len(payload["points"]) == 90 and len(payload["points"][0]) == 2 + model.depth
+        assert payload["ellipses"] is None  # the known shared sigma: one radius
         _dendrogram_is_the_top_of_linkage(payload["dendrogram"], model.linkage_)
         return
     components = payload["components"]
@@ -347,3 +348,17 @@ def test_report_command_bad_input_is_one_line(saved, tmp_path, case, fragment):
     assert result.stderr.startswith("mixbayes: error: ") and result.stderr.count("\n") == 1
     assert fragment in result.stderr, result.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_tree_with_covariances_draws_each_components_ellipse():
+    """A tree with full covariances gives every component its own 2-sigma ellipse (semi-axes
+    and angle in the plane shown), as the Gaussian mixture's page does."""
+    rng = np.random.default_rng(2)
+    X = np.vstack([rng.normal(size=(25, 3)) * [3, 0.3, 1], rng.normal(size=(25, 3)) + 8])
+    tree = mb.HierarchicalMixture(n_iter=4, covariance_type="full").fit(X)
+    payload = _payload(build_report(tree, X))
+    centre, basis = _geometry.principal_plane(X)
+    assert len(payload["ellipses"]) == tree.n_components_
+    for k, drawn in enumerate(payload["ellipses"]):
+        expected = _geometry.ellipse(tree.covariances_[k], basis)
+        np.testing.assert_allclose(drawn, expected, rtol=1e-3, atol=1e-3)

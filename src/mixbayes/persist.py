@@ -271,16 +271,25 @@ def _array_specs(model, scalars):
                 "log_posterior_trace_": (("*",), "real"), "dropped_terms_": (("*",), "feature")}
     if name == "HierarchicalMixture":
         # nodes of the simplified tree (N) and of the raw kept state predict uses (M)
-        return {"labels_": (("n",), "node"), "paths_": (("n", "L"), "node"),
+        specs = {"labels_": (("n",), "node"), "paths_": (("n", "L"), "node"),
                 "means_": (("K", "p"), "f"), "node_parent_": (("N",), "parent"),
                 "node_level_": (("N",), "int"), "node_size_": (("N",), "int"),
                 "node_weights_": (("N", "K"), ">=0"), "trace_": (("*", "*"), "tree_trace"),
-                "state_parent_": (("M",), "parent"), "state_count_": (("M",), "int"),
+                "state_parent_": (("M",), "state"), "state_count_": (("M",), "int"),
                 "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
                 "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
                 "linkage_": (("*", 4), "linkage"),
                 "depth_scores_": (("*",), "depth_scores", "optional")}
+        kind = model.covariance_type
+        shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
+        rule = "f" if kind == "full" else "+"
+        # optional for "known": files saved before the tree had covariances lack them
+        extra = ("optional",) if kind == "known" else ()
+        specs.update(precisions_=(shape, rule) + extra, covariances_=(shape, rule) + extra)
+        if kind != "known":
+            specs["covariance_prior_"] = (shape[1:], "f")
+        return specs
     # HDPMixture
     specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
@@ -295,10 +304,13 @@ def _array_specs(model, scalars):
 def _scalar_specs(model):
     name = type(model).__name__
     if name == "HierarchicalMixture":
-        return {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
-                "depth_": "count", "log_evidence_": "real",
-                "observation_variance_": "+", "mean_prior_variance_": "+",
-                "rhat_": "figures", "ess_": "figures"}
+        specs = {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
+                 "depth_": "count", "log_evidence_": "real",
+                 "observation_variance_": "+", "mean_prior_variance_": "+",
+                 "rhat_": "figures", "ess_": "figures"}
+        if model.covariance_type != "known":
+            specs.update(mean_precision_prior_="+", degrees_of_freedom_prior_="+")
+        return specs
     if name == "HDPMixture":
         return {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
                 "top_concentration_": "+", "group_concentration_": "+",
@@ -382,7 +394,8 @@ def _check_fitted(model, scalars, arrays):
                 raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
             continue
         if value.dtype.kind not in ("i", "u", "f") or (
-                rule in ("label", "int", "feature", "node", "parent") and value.dtype.kind == "f"):
+                rule in ("label", "int", "feature", "node", "parent", "state")
+                and value.dtype.kind == "f"):
             raise ValueError(f"{key} has dtype {value.dtype}")
         if value.ndim == len(shape) and "n" in shape:
             sizes.setdefault("n", value.shape[shape.index("n")])
@@ -410,16 +423,19 @@ def _check_fitted(model, scalars, arrays):
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
                                   or value.max() >= sizes["N"])
+        elif rule == "state":  # a node of the raw kept state (-1: none), not of the tree
+            bad = value.size and (value.min() < -1 or value.max() >= sizes["M"])
         else:
             bad = not np.all(np.isfinite(value)) or (rule == "+" and np.any(value <= 0)) or (
                 rule == ">=0" and np.any(value < 0))
         if bad:
             raise ValueError(f"{key} holds values outside its range ({rule})")
-    if "scale_" in arrays and model.covariance_type == "full":
-        scale = arrays["scale_"]
-        if not np.allclose(scale, np.swapaxes(scale, -1, -2)) or np.any(
-                np.linalg.eigvalsh(scale) <= 0):
-            raise ValueError("scale_ is not symmetric positive definite")
+    for key in ("scale_", "precisions_", "covariance_prior_"):
+        if key in arrays and model.covariance_type == "full":
+            matrix = arrays[key]
+            if not np.allclose(matrix, np.swapaxes(matrix, -1, -2)) or np.any(
+                    np.linalg.eigvalsh(matrix) <= 0):
+                raise ValueError(f"{key} is not symmetric positive definite")
 
 
 def _smoke_test(model):

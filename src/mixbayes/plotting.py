@@ -397,6 +397,16 @@ def plot_similarity_blocks(blocks, sizes, max_labelled=20):
     return fig
 
 
+def _projected_covariances(model, basis):
+    """Every component's covariance in the plane of ``basis`` (K, 2, 2); one feature is
+    shown as a circle."""
+    covariances = np.array([model.covariance_matrix(k) for k in range(model.n_components_)])
+    shapes = np.einsum("ia,kij,jb->kab", basis, covariances, basis)
+    if shapes.shape[1] == 1:
+        shapes = shapes[:, 0, 0, None, None] * np.eye(2)
+    return shapes
+
+
 def top_branches(model):
     """Every point's top-level branch of the sampled tree: the root's child on its path (the
     root itself where a single level-1 node was merged into it)."""
@@ -454,7 +464,7 @@ def plot_dendrogram(model, max_leaves=60):
 
 
 def _plot_tree_points(model, X, ax, branch_colour, feature_names):
-    from matplotlib.patches import Circle
+    from matplotlib.patches import Ellipse
 
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
@@ -476,18 +486,22 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
         mine = top == node
         ax.scatter(Y[mine, 0], Y[mine, 1], s=8, alpha=0.7, color=branch_colour.get(node, "grey"),
                    label=f"branch n{node} ({plural(int(mine.sum()), 'point')})")
-    sigma = np.sqrt(model.observation_variance_)
     means = (model.means_ - centre) @ basis
     if means.shape[1] == 1:
         means = np.column_stack([means[:, 0], np.zeros(len(means))])
-    for mean in means:
-        ax.add_patch(Circle(mean, 2 * sigma, fill=False, lw=1, color="black", alpha=0.6))
+    for mean, shape in zip(means, _projected_covariances(model, basis)):
+        # the 2-sigma ellipse of the component's covariance in the plane shown
+        values, vectors = np.linalg.eigh(shape)
+        angle = np.degrees(np.arctan2(vectors[1, -1], vectors[0, -1]))
+        ax.add_patch(Ellipse(mean, 4 * np.sqrt(max(values[-1], 0.0)),
+                             4 * np.sqrt(max(values[0], 0.0)), angle=angle, fill=False, lw=1,
+                             color="black", alpha=0.6))
         ax.plot(*mean, "+", color="black", ms=8, mew=1.5)
     ax.set_xlabel(names[0] if d <= 2 else "principal component 1")
     ax.set_ylabel(names[1] if d == 2 else ("" if d == 1 else "principal component 2"))
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(f"points by top-level branch; {plural(model.n_components_, 'component')} "
-                 "(2-sigma circles)")
+                 "(2-sigma ellipses)")
     if np.unique(top).size <= 12:
         ax.legend(fontsize=7, markerscale=2, loc="best")
 

@@ -5,6 +5,7 @@
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
+    mixbayes cluster POINTS --model tree [--depth 2] [--covariance-type known|full|diag|spherical]
     mixbayes cluster INPUT --model dmm|gmm -k K (--scheduler ADDRESS | --workers N)
     mixbayes cluster INPUT --model hdp [--n-iter 100] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE
@@ -43,7 +44,7 @@ _CLUSTER_OPTIONS = {
     "select": ("--select", ("dmm",), None),
     "inference": ("--inference", ("dmm",), "vb"),
     "n_init": ("--n-init", ("dmm", "gmm"), {"dmm": 5, "gmm": 1}),
-    "covariance_type": ("--covariance-type", ("gmm",), "full"),
+    "covariance_type": ("--covariance-type", ("gmm", "tree"), {"gmm": "full", "tree": "known"}),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
     "n_iter": ("--n-iter", ("hdp", "tree"), 100),
     "burn_in": ("--burn-in", ("hdp", "tree"), None),
@@ -242,8 +243,10 @@ def build_parser():
     cluster.add_argument("--n-init", type=_positive_int, default=None, metavar="N",
                          help="dmm, gmm: restarts, the best kept (default: 5 dmm, 1 gmm, as "
                          "in Python)")
-    cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical"),
-                         default=None, help="gmm: covariance of each component (default: full)")
+    cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical", "known"),
+                         default=None, help="gmm, tree: covariance of each component; known "
+                         "(tree only): one variance shared by all, estimated from the points "
+                         "(default: full gmm, known tree)")
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=_positive_int, default=None, metavar="N",
@@ -370,6 +373,10 @@ def _apply_rules(args):
                             "upper bound with -k)")
                 raise ValueError(f"{flag} applies to --model {' or '.join(models)}, not "
                                  f"--model {model}{hint}.")
+            if dest == "covariance_type" and value == "known" and model == "gmm":
+                raise ValueError("--covariance-type known applies to --model tree only (a "
+                                 "Gaussian mixture estimates every component's covariance): "
+                                 "use full, diag or spherical.")
             if value is None:
                 setattr(args, dest, default.get(model) if isinstance(default, dict) else default)
                 args.defaulted.add(dest)

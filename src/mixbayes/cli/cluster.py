@@ -371,12 +371,13 @@ def _run_tree(args, settings, out, verbose, stream, start):
     from ..tree import HierarchicalMixture
 
     X, names, notes, known = read_labelled_points(args)
-    notes += _scale_notes(X, names)
+    if args.covariance_type in ("known", "spherical"):  # round components only
+        notes += _scale_notes(X, names)
     _note_points(notes, stream)
     model = HierarchicalMixture(args.depth, margin_weight=args.margin_weight,
-                                n_iter=args.n_iter, burn_in=args.burn_in,
-                                n_chains=args.n_chains, random_state=args.seed,
-                                verbose=verbose).fit(X)
+                                covariance_type=args.covariance_type, n_iter=args.n_iter,
+                                burn_in=args.burn_in, n_chains=args.n_chains,
+                                random_state=args.seed, verbose=verbose).fit(X)
     elapsed = time.perf_counter() - start
     L = model.depth_
     write_rows(out.file("assignments.csv"),
@@ -463,7 +464,8 @@ def _scale_notes(X, names, ratio=10.0):
     return [f"the features' spreads differ {spread.max() / spread.min():.0f}-fold "
             f"({names[wide]} {spread[wide]:.3g}, {names[narrow]} {spread[narrow]:.3g}); the "
             "tree's components are round, so the widest feature decides the clusters: "
-            "standardise the columns first unless their units are comparable"]
+            "standardise the columns first unless their units are comparable, or use "
+            "--covariance-type diag or full"]
 
 
 def _print_tree(tree, children, stream, shown=20):

@@ -95,7 +95,9 @@ def _figures(model, name, unit):
         branches = plural(int(np.sum(parent == 0)), "top-level branch", "top-level branches")
         return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> a tree "
                 f"of depth {model.depth_}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "
-                f"{plural(model.n_components_, 'component')}",
+                f"{plural(model.n_components_, 'component')}" + (
+                    "" if model.covariance_type == "known"
+                    else f" ({model.covariance_type} covariances)"),
                 f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; best regularised "
                 f"complete-data log-likelihood {model.best_rcdll_:.6g}; split R-hat {rhat:.3g}, "
                 f"{verdict}"]

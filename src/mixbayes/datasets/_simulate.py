@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import Interval, check_random_state, validate_params
+from .._validation import Interval, Options, check_random_state, validate_params
 from ..corpus import Corpus
 
 
@@ -318,6 +318,7 @@ class TreeTruth:
     labels: np.ndarray  # (n,)
     components: np.ndarray  # (n,)
     means: np.ndarray  # (n_components, d)
+    covariances: np.ndarray | None = None  # (n_components, d, d)
 
 
 @dataclass
@@ -333,6 +334,7 @@ class _TreeSettings:
     leaf_spread: float
     parent_spread: float
     min_parent_distance: float
+    covariance_type: str
 
 
 def _ncrp_paths(n, depth, alpha, rng):
@@ -444,7 +446,8 @@ def _franchise_components(paths, gamma0, gamma, rng):
 def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branching=(3, 3),
                    top_concentration=1.0, branch_concentration=1.0, path_concentration=1.0,
                    observation_variance=1.0, mean_prior_variance=25.0, leaf_spread=4.0,
-                   parent_spread=15.0, min_parent_distance=0.0, random_state=0):
+                   parent_spread=15.0, min_parent_distance=0.0, covariance_type="known",
+                   random_state=0):
     r"""Simulate points with a known hierarchy.
 
     ``kind="model"``: the generative process of document 5 (BHMC) with the node weights
@@ -465,6 +468,16 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
     every leaf is one Gaussian component :math:`N(\text{centre}, \sigma^2 I)`, and the points are
     spread evenly over the leaves.
 
+    ``covariance_type`` other than ``"known"`` gives every component a covariance of its own,
+    drawn from the conjugate prior :class:`~mixbayes.HierarchicalMixture` uses
+    (:func:`mixbayes.families.gaussian.scaled_prior` with prior mean covariance
+    :math:`\sigma^2 I`): ``"full"`` :math:`\Sigma_k \sim \mathcal W^{-1}(\sigma^2 I, d + 2)`,
+    ``"diag"`` independent precisions :math:`\tau_{kj} \sim \mathrm{Gamma}(3/2,
+    \sigma^2/2)`, ``"spherical"`` one such :math:`\tau_k` for all features; and
+    :math:`x_n \sim N(\mu_{c_n}, \Sigma_{c_n})`. With ``kind="model"`` the means are drawn
+    given them, :math:`\mu_k \sim N(0, \Sigma_k/\kappa_0)`, :math:`\kappa_0 = \sigma^2/s_0^2`
+    (the joint prior of the model); with ``kind="nested"`` the leaves keep their centres.
+
     *Well separated*, as the recovery tests use the word: sibling leaves at least
     :math:`6\sigma` apart (:math:`2 r_L \sin(\pi/b_L) \ge 6\sigma`), siblings at every level
     above at least twice as far apart as the radius of their own subtree, and top-level centres
@@ -479,7 +492,7 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
     settings = _TreeSettings(n_samples, depth, n_features, top_concentration,
                              branch_concentration, path_concentration, observation_variance,
                              mean_prior_variance, leaf_spread, parent_spread,
-                             min_parent_distance)
+                             min_parent_distance, covariance_type)
     validate_params(settings, {
         "n_samples": Interval("int", 1), "depth": Interval("int", 1),
         "n_features": Interval("int", 1),
@@ -490,6 +503,7 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
         "mean_prior_variance": Interval("real", 0, None, "neither"),
         "leaf_spread": Interval("real", 0), "parent_spread": Interval("real", 0),
         "min_parent_distance": Interval("real", 0),
+        "covariance_type": Options(("known", "full", "diag", "spherical")),
     })
     rng = check_random_state(random_state)
     d = n_features
@@ -498,14 +512,49 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
         paths = _level_labels(keys, depth)
         components = _franchise_components(keys, float(top_concentration),
                                            float(branch_concentration), rng)
-        means = np.sqrt(mean_prior_variance) * rng.standard_normal((components.max() + 1, d))
+        K = components.max() + 1
+        if covariance_type == "known":
+            means = np.sqrt(mean_prior_variance) * rng.standard_normal((K, d))
+        else:
+            covariances = _prior_covariances(covariance_type, K, d, observation_variance, rng)
+            kappa0 = observation_variance / mean_prior_variance
+            means = np.stack([rng.multivariate_normal(np.zeros(d), c / kappa0)
+                              for c in covariances])
     elif kind == "nested":
         means, paths = _nested_centres(n_samples, depth, d, branching, float(leaf_spread),
                                        float(parent_spread), float(min_parent_distance), rng)
         components = np.arange(n_samples) % means.shape[0]
         rng.shuffle(components)
         paths = paths[components]
+        if covariance_type != "known":
+            covariances = _prior_covariances(covariance_type, means.shape[0], d,
+                                             observation_variance, rng)
     else:
         raise ValueError(f"kind must be 'model' or 'nested'; got {kind!r}.")
-    X = means[components] + np.sqrt(observation_variance) * rng.standard_normal((n_samples, d))
-    return X, TreeTruth(paths, paths[:, -1].copy(), components, means)
+    if covariance_type == "known":
+        X = means[components] + np.sqrt(observation_variance) * rng.standard_normal((n_samples, d))
+        covariances = np.broadcast_to(observation_variance * np.eye(d),
+                                      (means.shape[0], d, d)).copy()
+    else:
+        roots = np.linalg.cholesky(covariances)
+        X = means[components] + np.einsum("nij,nj->ni", roots[components],
+                                          rng.standard_normal((n_samples, d)))
+    return X, TreeTruth(paths, paths[:, -1].copy(), components, means, covariances)
+
+
+def _prior_covariances(covariance_type, K, d, variance, rng):
+    """``K`` covariances (K, d, d) from the prior of :func:`make_tree_data` (drawn here with
+    scipy's inverse Wishart and numpy's Gamma, no code shared with the sampler's draws)."""
+    from scipy import stats
+
+    from ..families.gaussian import scaled_prior
+
+    prior = scaled_prior(covariance_type, np.zeros(d), variance * np.eye(d), 1.0)
+    if covariance_type == "full":
+        draws = stats.invwishart(df=prior.degrees_of_freedom_prior,
+                                 scale=prior.covariance_prior).rvs(size=K, random_state=rng)
+        return np.asarray(draws).reshape(K, d, d)
+    shape, rate = 0.5 * prior.degrees_of_freedom_prior, 0.5 * prior.covariance_prior
+    size = (K, d) if covariance_type == "diag" else (K, 1)
+    tau = np.broadcast_to(rng.gamma(shape, 1.0 / rate, size=size), (K, d))
+    return np.einsum("kj,ij->kij", 1.0 / tau, np.eye(d))

@@ -375,6 +375,10 @@ def tree_payload(model, points=None, feature_names=None):
                   f"{plural(chains, 'chain')} x {plural(sweeps, 'sweep')}"),
         nodes=nodes, traces=traces, radius=_round(radius),
         means=[[_round(v) for v in (m - centre) @ basis] for m in tree.means],
+        # every component's own 2-sigma ellipse where the covariances are not one shared sigma
+        ellipses=None if getattr(model, "covariance_type", "known") == "known" else [
+            [_round(v) for v in _geometry.ellipse(model.covariance_matrix(k), basis)]
+            for k in range(K)],
         component_means=[[_round(v) for v in m] for m in tree.means],
         map_note="nodes by level; disc area = points through the node",
         dendrogram=_dendrogram(model))

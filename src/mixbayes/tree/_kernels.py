@@ -1,4 +1,4 @@
-"""numba kernel of the tree sampler's per-point moves (steps 1 and 2 of
+r"""numba kernel of the tree sampler's per-point moves (steps 1 and 2 of
 :mod:`mixbayes.tree._sampler`): for every point, its component taken out, a path proposed from
 the nested CRP and accepted by Metropolis–Hastings, then its component drawn by Gibbs.
 
@@ -7,12 +7,25 @@ a node's children are the alive nodes whose parent it is (found by a scan, in in
 the kernel stops with a status when it needs room for more nodes or components; the caller
 grows the arrays and calls again from the point it reached. Random draws come from numba's own
 generator, seeded by the caller's stream at every call.
+
+Components are (mean, precision) pairs. ``kind`` says which precisions: ``KNOWN`` (the shared
+:math:`\sigma^{-2}`, ``obs_prec``), ``FULL`` (matrices in ``prec_mat`` (K, d, d)), ``DIAG`` and
+``SPHERICAL`` (per-feature precisions in ``prec_vec`` (K, d), equal when spherical); the array a
+kind does not use has a zero-length last axis, so every kind runs one compiled kernel.
 """
 
 import numpy as np
 from numba import njit
 
 DONE, NEED_NODES, NEED_COMPONENTS = 0, 1, 2
+KNOWN, FULL, DIAG, SPHERICAL = 0, 1, 2, 3
+KINDS = {"known": KNOWN, "full": FULL, "diag": DIAG, "spherical": SPHERICAL}
+
+
+@njit(cache=True)
+def seed(value):
+    """Seed numba's generator (the kernels' draws), for tests that call a kernel piece."""
+    np.random.seed(value)
 
 
 @njit(cache=True)
@@ -128,7 +141,7 @@ def _penalty_change(n, old, new, created, n_created, vacated, n_vacated, paths, 
 
 
 @njit(cache=True)
-def _unseat(n, K, comp, comp_count, alive, logw, logrest, means, loglik):
+def _unseat(n, K, comp, comp_count, alive, logw, logrest, means, prec_vec, prec_mat, loglik):
     """Take point ``n`` out of its component (a component it held alone goes back into every
     node's remainder; the last component takes its index). Returns the new K."""
     k = comp[n]
@@ -144,6 +157,8 @@ def _unseat(n, K, comp, comp_count, alive, logw, logrest, means, loglik):
         for z in range(logw.shape[0]):
             logw[z, k] = logw[z, last]
         means[k] = means[last]
+        prec_vec[k] = prec_vec[last]
+        prec_mat[k] = prec_mat[last]
         comp_count[k] = comp_count[last]
         for m in range(comp.shape[0]):
             if comp[m] == last:
@@ -158,9 +173,11 @@ def _unseat(n, K, comp, comp_count, alive, logw, logrest, means, loglik):
 
 @njit(cache=True)
 def _open_component(n, K, paths, parent, level, alive, logw, logrest, means, X, loglik,
-                    gamma0, gamma, prior_mean, prior_prec, obs_prec, depth):
+                    gamma0, gamma, prior_mean, prior_prec, obs_prec, depth, kind, kappa0, dof0,
+                    scale0, prec_vec, prec_mat):
     """A new component split off every node's remainder, top-down (size-biased on ``n``'s
-    path), its mean drawn given ``x_n`` and its likelihood column filled in."""
+    path), its mean (and precision, :func:`_draw_given_point`) drawn given ``x_n`` and its
+    likelihood column filled in."""
     n_nodes = alive.shape[0]
     old_rest = logrest.copy()
     log_frac = np.zeros(n_nodes)
@@ -179,6 +196,10 @@ def _open_component(n, K, paths, parent, level, alive, logw, logrest, means, X, 
             log_frac[z] = lw
             logw[z, K] = logrest[z] + lw
             logrest[z] = logrest[z] + l1w
+    if kind != KNOWN:
+        _draw_given_point(n, K, X, loglik, prior_mean, kind, kappa0, dof0, scale0, means,
+                          prec_vec, prec_mat)
+        return K + 1
     d = X.shape[1]
     precision = prior_prec + obs_prec
     for j in range(d):
@@ -195,8 +216,133 @@ def _open_component(n, K, paths, parent, level, alive, logw, logrest, means, X, 
 
 
 @njit(cache=True)
+def _cholesky(S):
+    """Lower-triangular ``R`` with ``R R^T = S`` (S symmetric positive definite)."""
+    d = S.shape[0]
+    R = np.zeros((d, d))
+    for i in range(d):
+        for j in range(i + 1):
+            total = S[i, j]
+            for k in range(j):
+                total -= R[i, k] * R[j, k]
+            R[i, j] = np.sqrt(total) if i == j else total / R[j, j]
+    return R
+
+
+@njit(cache=True)
+def _draw_given_point(n, K, X, loglik, prior_mean, kind, kappa0, dof0, scale0, means, prec_vec,
+                      prec_mat):
+    r"""Component ``K``'s mean and precision from the conjugate posterior given ``x_n`` alone
+    (the updates of :mod:`mixbayes.families.gaussian` with one point: for
+    :math:`x = x_n - m_0`, :math:`\kappa = \kappa_0 + 1`, mean :math:`m_0 + x/\kappa`, and
+    :math:`W^{-1} = W_0^{-1} + \tfrac{\kappa_0}{\kappa}xx^\top`, :math:`\nu = \nu_0 + 1`
+    (full) or :math:`b_j = b_{0j} + \tfrac{\kappa_0}{2\kappa}x_j^2`, :math:`a = a_0 + 1/2`
+    (diag; summed over features and :math:`a_0 + d/2` when spherical)), then its column of
+    :math:`\log N(x_m\mid\mu, \Lambda^{-1})`.
+
+    The Wishart draw is Bartlett's: with :math:`W^{-1} = RR^\top` (Cholesky) and :math:`A`
+    lower triangular, :math:`A_{ii}^2\sim\chi^2_{\nu - i}` (i = 0..d-1),
+    :math:`A_{ij}\sim N(0, 1)` below the diagonal, :math:`\Lambda = GG^\top` with
+    :math:`G = R^{-\top}A` is :math:`\mathcal W(W, \nu)` (any square root of :math:`W`
+    serves, and :math:`R^{-\top}` is one). Then :math:`\mu = m + R A^{-\top}z/\sqrt\kappa`,
+    since :math:`(GG^\top)^{-1} = (RA^{-\top})(RA^{-\top})^\top`, and the quadratic form is
+    :math:`\lVert A^\top R^{-1}(x - \mu)\rVert^2`, :math:`\log|\Lambda| =
+    2\sum_i(\log A_{ii} - \log R_{ii})`."""
+    d = X.shape[1]
+    x = X[n] - prior_mean
+    kappa = kappa0 + 1.0
+    shrink = kappa0 / kappa
+    N = X.shape[0]
+    if kind == FULL:
+        S = scale0.copy()
+        for i in range(d):
+            for j in range(d):
+                S[i, j] += shrink * x[i] * x[j]
+        R = _cholesky(S)
+        nu = dof0 + 1.0
+        A = np.zeros((d, d))
+        for i in range(d):
+            A[i, i] = np.sqrt(2.0 * np.random.standard_gamma(0.5 * (nu - i)))
+            for j in range(i):
+                A[i, j] = np.random.standard_normal()
+        # M = A^T R^{-1}: M^T M = Lambda; R^{-1} by forward substitution, column by column
+        Rinv = np.zeros((d, d))
+        for c in range(d):
+            for i in range(c, d):
+                total = 1.0 if i == c else 0.0
+                for k in range(c, i):
+                    total -= R[i, k] * Rinv[k, c]
+                Rinv[i, c] = total / R[i, i]
+        M = np.zeros((d, d))
+        for i in range(d):
+            for j in range(d):
+                total = 0.0
+                for k in range(i, d):  # A^T is upper triangular: (A^T)_{ik} = A_{ki}, k >= i
+                    total += A[k, i] * Rinv[k, j]
+                M[i, j] = total
+        for i in range(d):
+            for j in range(d):
+                total = 0.0
+                for k in range(d):
+                    total += M[k, i] * M[k, j]
+                prec_mat[K, i, j] = total
+        # mu = m0 + x / kappa + R y / sqrt(kappa), A^T y = z (back substitution)
+        y = np.zeros(d)
+        for i in range(d - 1, -1, -1):
+            total = np.random.standard_normal()
+            for k in range(i + 1, d):
+                total -= A[k, i] * y[k]
+            y[i] = total / A[i, i]
+        log_det = 0.0
+        for i in range(d):
+            offset = 0.0
+            for k in range(i + 1):
+                offset += R[i, k] * y[k]
+            means[K, i] = prior_mean[i] + x[i] / kappa + offset / np.sqrt(kappa)
+            log_det += 2.0 * (np.log(A[i, i]) - np.log(R[i, i]))
+        constant = 0.5 * log_det - 0.5 * d * np.log(2.0 * np.pi)
+        diff = np.empty(d)
+        for m in range(N):
+            for j in range(d):
+                diff[j] = X[m, j] - means[K, j]
+            sq = 0.0
+            for i in range(d):
+                total = 0.0
+                for j in range(d):
+                    total += M[i, j] * diff[j]
+                sq += total * total
+            loglik[m, K] = constant - 0.5 * sq
+        return
+    if kind == DIAG:
+        shape = dof0 + 0.5
+        for j in range(d):
+            rate = scale0[0, j] + 0.5 * shrink * x[j] * x[j]
+            prec_vec[K, j] = np.random.standard_gamma(shape) / rate
+    else:
+        shape = dof0 + 0.5 * d
+        rate = scale0[0, 0]
+        for j in range(d):
+            rate += 0.5 * shrink * x[j] * x[j]
+        tau = np.random.standard_gamma(shape) / rate
+        for j in range(d):
+            prec_vec[K, j] = tau
+    constant = -0.5 * d * np.log(2.0 * np.pi)
+    for j in range(d):
+        means[K, j] = (prior_mean[j] + x[j] / kappa
+                       + np.random.standard_normal() / np.sqrt(kappa * prec_vec[K, j]))
+        constant += 0.5 * np.log(prec_vec[K, j])
+    for m in range(N):
+        sq = 0.0
+        for j in range(d):
+            diff = X[m, j] - means[K, j]
+            sq += prec_vec[K, j] * diff * diff
+        loglik[m, K] = constant - 0.5 * sq
+
+
+@njit(cache=True)
 def _seat(n, K, paths, comp, comp_count, parent, level, alive, logw, logrest, means, X, loglik,
-          log_pred, gamma0, gamma, prior_mean, prior_prec, obs_prec):
+          log_pred, gamma0, gamma, prior_mean, prior_prec, obs_prec, kind, kappa0, dof0, scale0,
+          prec_vec, prec_mat):
     L = paths.shape[1]
     leaf = paths[n, L - 1]
     logp = np.empty(K + 1)
@@ -218,7 +364,8 @@ def _seat(n, K, paths, comp, comp_count, parent, level, alive, logw, logrest, me
         acc += logp[k]
     if k == K:
         K = _open_component(n, K, paths, parent, level, alive, logw, logrest, means, X, loglik,
-                            gamma0, gamma, prior_mean, prior_prec, obs_prec, L)
+                            gamma0, gamma, prior_mean, prior_prec, obs_prec, L, kind, kappa0,
+                            dof0, scale0, prec_vec, prec_mat)
     comp[n] = k
     comp_count[k] += 1
     return K
@@ -319,7 +466,8 @@ def _move_path(n, K, paths, parent, level, count, alive, logw, logrest, eta, log
 @njit(cache=True)
 def path_pass(start, K, X, ext, loglik, log_pred, paths, comp, comp_count, parent, level, count,
               alive, logw, logrest, means, eta, alpha, gamma, gamma0, C, margin, eta_sd,
-              prior_mean, prior_prec, obs_prec, seed):
+              prior_mean, prior_prec, obs_prec, seed, kind, kappa0, dof0, scale0, prec_vec,
+              prec_mat):
     """Every point from ``start`` on: unseat, path move, seat. Returns (status, the point to
     resume from, K, paths accepted); status ``NEED_NODES`` / ``NEED_COMPONENTS`` asks for room
     (at least L free nodes and one free component before a point is touched)."""
@@ -335,11 +483,13 @@ def path_pass(start, K, X, ext, loglik, log_pred, paths, comp, comp_count, paren
             return NEED_NODES, n, K, accepted
         if K + 1 > logw.shape[1]:
             return NEED_COMPONENTS, n, K, accepted
-        K = _unseat(n, K, comp, comp_count, alive, logw, logrest, means, loglik)
+        K = _unseat(n, K, comp, comp_count, alive, logw, logrest, means, prec_vec, prec_mat,
+                    loglik)
         accepted += _move_path(n, K, paths, parent, level, count, alive, logw, logrest, eta,
                                loglik, log_pred, ext, alpha, gamma, C, margin, eta_sd)
         K = _seat(n, K, paths, comp, comp_count, parent, level, alive, logw, logrest, means, X,
-                  loglik, log_pred, gamma0, gamma, prior_mean, prior_prec, obs_prec)
+                  loglik, log_pred, gamma0, gamma, prior_mean, prior_prec, obs_prec, kind, kappa0,
+                  dof0, scale0, prec_vec, prec_mat)
     return DONE, N, K, accepted
 
 

@@ -10,6 +10,12 @@ Model (depth :math:`L`; node :math:`z_0` is the root):
     c_n &\sim \beta_{v_{nL}}, \qquad \mu_k \sim N(m_0, s_0^2 I), \qquad
     x_n \sim N(\mu_{c_n}, \sigma^2 I),
 
+or, with unknown per-component covariances (``TreeData.family`` set), components
+:math:`(\mu_k, \Lambda_k)` from the conjugate Normal–Wishart / Normal–Gamma prior of
+:class:`mixbayes.families.gaussian.GaussianFamily` and :math:`x_n \sim
+N(\mu_{c_n}, \Lambda_{c_n}^{-1})`; the steps below are the same with :math:`f(x\mid\mu_k)`
+read as :math:`N(x\mid\mu_k, \Lambda_k^{-1})` and :math:`m` as the family's prior predictive
+(a Student-t). Always
 times the regularisation factor of :mod:`mixbayes.tree._regularisation` when :math:`C > 0`.
 Every node's weights are instantiated over the :math:`K` components in use plus a remainder
 :math:`\beta^*_z`, in log space (Dirichlet draws with small parameters underflow).
@@ -33,8 +39,8 @@ One sweep, each step exact for its conditional target:
    :math:`\mathrm{Beta}(\gamma\beta^*_p w_p + 1, \gamma\beta^*_p(1 - w_p))` on the point's path
    (size-biased: each ancestor has seen the draw) and
    :math:`\mathrm{Beta}(\gamma\beta^*_p w_p, \gamma\beta^*_p(1 - w_p))` elsewhere (the document's
-   rule, which is the prior's and holds only off the path); its mean is drawn given
-   :math:`x_n`. Components left empty are merged back into the remainders.
+   rule, which is the prior's and holds only off the path); its mean (and precision) is drawn
+   given :math:`x_n`. Components left empty are merged back into the remainders.
 3. **Weights** by auxiliary table counts (Teh et al. 2006), leaves to root: a leaf's customers
    are its points' components, an inner node's customers are its children's tables;
    :math:`m_{zk} \sim \mathrm{Antoniak}(n_{zk}, \gamma\beta_{parent(z),k})`. Then top-down,
@@ -42,7 +48,8 @@ One sweep, each step exact for its conditional target:
    :math:`T` the tables of the root's children, and
    :math:`\beta_z \sim \mathrm{Dir}(\gamma\beta_{parent(z)} + n_z)`. Both blocks are exact draws
    of the table-augmented target (lower weights integrated out where the tables are drawn).
-4. **Means** from their conjugate Normal (:func:`mixbayes.hdp._sampler.draw_atoms`).
+4. **Means** from their conjugate Normal (:func:`mixbayes.hdp._sampler.draw_atoms`), or means
+   and precisions from their conjugate posterior (``GaussianFamily.posterior`` and ``draw``).
 Steps 1-2 run in the numba kernel :mod:`mixbayes.tree._kernels` (about 10 us a point at
 N = 10,000, d = 10, C = 0); :func:`path_step_reference` is the same maths in plain Python, and
 the enumeration test runs both.
@@ -59,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
+from ..families.gaussian import GaussianFamily
 from ..hdp._sampler import GAUSSIAN, GroupedData, draw_atoms, lookup
 from . import _kernels
 from . import _regularisation as reg
@@ -79,6 +87,8 @@ class TreeData:
     margin_weight: float = 0.0  # C
     margin: float = 1.0  # epsilon_0
     discriminant_variance: float = 1.0  # nu^2
+    # the conjugate prior of per-component (mean, precision); None: the known sigma^2 above
+    family: GaussianFamily | None = None
 
     def __post_init__(self):
         X = np.ascontiguousarray(self.points, dtype=float)
@@ -93,11 +103,31 @@ class TreeData:
         predictive = dataclasses.replace(
             self.grouped, observation_precision=1.0 / (self.observation_variance
                                                        + self.mean_prior_variance))
-        self.log_predictive = lookup(predictive, self.grouped.prior_mean[None, :])[:, 0]
+        if self.family is None:
+            self.log_predictive = lookup(predictive, self.grouped.prior_mean[None, :])[:, 0]
+            self.kernel_prior = (_kernels.KNOWN, 1.0, 1.0, np.zeros((1, 1)))
+            return
+        family = self.family
+        self.centred = family.prepare(X)
+        prior = family.posterior(family.prior_statistics())
+        # m(x): the Student-t prior predictive
+        self.log_predictive = np.ascontiguousarray(family.log_predictive(self.centred, prior)[:, 0])
+        # what the kernel's new-component draw needs: kind, kappa_0, nu_0 (full) or a_0, and
+        # W_0^{-1} (d, d) or the Gamma rates b_0 as one row (diag) or one number (spherical)
+        scale = np.atleast_2d(family.covariance_prior.astype(float))
+        if family.covariance_type != "full":
+            scale = 0.5 * scale.reshape(1, -1)
+        dof = family.degrees_of_freedom_prior * (1.0 if family.covariance_type == "full" else 0.5)
+        self.kernel_prior = (_kernels.KINDS[family.covariance_type], family.mean_precision_prior,
+                             dof, np.ascontiguousarray(scale))
 
     @property
     def n_points(self):
         return self.points.shape[0]
+
+    @property
+    def covariance_type(self):
+        return "known" if self.family is None else self.family.covariance_type
 
 
 class TreeState:
@@ -107,8 +137,10 @@ class TreeState:
     some point's path (empty nodes are removed at once).
     """
 
-    def __init__(self, n_points, depth, n_features, node_cap=16, comp_cap=8):
+    def __init__(self, n_points, depth, n_features, covariance_type="known", node_cap=16,
+                 comp_cap=8):
         self.depth = depth
+        self.covariance_type = covariance_type
         self.parent = np.full(node_cap, -1, dtype=np.int64)
         self.level = np.zeros(node_cap, dtype=np.int64)
         self.count = np.zeros(node_cap, dtype=np.int64)
@@ -121,6 +153,12 @@ class TreeState:
         self.comp = np.zeros(n_points, dtype=np.int64)
         self.K = 0
         self.means = np.zeros((comp_cap, n_features))
+        # precisions as the kernel holds them (module _kernels): matrices when full, per-feature
+        # values when diag or spherical; the array a type does not use has no columns
+        full = covariance_type == "full"
+        vector = covariance_type in ("diag", "spherical")
+        self.prec_vec = np.zeros((comp_cap, n_features if vector else 0))
+        self.prec_mat = np.zeros((comp_cap,) + ((n_features,) * 2 if full else (0, 0)))
         self.comp_count = np.zeros(comp_cap, dtype=np.int64)
         self.alive[0] = True
 
@@ -171,6 +209,8 @@ class TreeState:
         grow = max(cap, K - cap)
         self.logw = np.hstack([self.logw, np.full((self.logw.shape[0], grow), -np.inf)])
         self.means = np.vstack([self.means, np.zeros((grow, self.means.shape[1]))])
+        self.prec_vec = np.concatenate([self.prec_vec, np.zeros((grow,) + self.prec_vec.shape[1:])])
+        self.prec_mat = np.concatenate([self.prec_mat, np.zeros((grow,) + self.prec_mat.shape[1:])])
         self.comp_count = np.concatenate([self.comp_count, np.zeros(grow, dtype=np.int64)])
 
     def rebuild_children(self):
@@ -179,6 +219,28 @@ class TreeState:
         for z in np.flatnonzero(self.alive):
             if z:
                 self.children[self.parent[z]].append(int(z))
+
+    def precisions(self, lo=0, hi=None):
+        """Precisions of components ``lo..hi-1`` in the family's shapes (``GaussianFamily.draw``):
+        (k, d, d) full, (k, d) diag, (k,) spherical; None for the known shared variance."""
+        hi = self.K if hi is None else hi
+        if self.covariance_type == "known":
+            return None
+        if self.covariance_type == "full":
+            return self.prec_mat[lo:hi]
+        if self.covariance_type == "diag":
+            return self.prec_vec[lo:hi]
+        return self.prec_vec[lo:hi, 0]
+
+    def set_precisions(self, lo, values):
+        """Store family-shaped precisions (as :meth:`precisions` gives them) from index ``lo``."""
+        hi = lo + values.shape[0]
+        if self.covariance_type == "full":
+            self.prec_mat[lo:hi] = values
+        elif self.covariance_type == "diag":
+            self.prec_vec[lo:hi] = values
+        else:
+            self.prec_vec[lo:hi] = values[:, None]
 
     # ---------------------------------------------------------------- summaries
     def nodes_at(self, level):
@@ -245,6 +307,21 @@ def antoniak(customers, concentration, rng):
 
 
 # -------------------------------------------------------------------- the state's densities
+def component_loglik(data, means, precisions=None):
+    r"""``loglik[n, k]`` :math:`= \log N(x_n\mid\mu_k, \Lambda_k^{-1})` (the known
+    :math:`\sigma^2 I` when ``data.family`` is None; else ``precisions`` as the family's
+    ``draw`` gives them)."""
+    if data.family is None:
+        return lookup(data.grouped, means)
+    return np.ascontiguousarray(data.family.log_density(data.points, means, precisions))
+
+
+def state_loglik(data, state, lo=0, hi=None):
+    """:func:`component_loglik` of the state's components ``lo..hi-1``."""
+    hi = state.K if hi is None else hi
+    return component_loglik(data, state.means[lo:hi], state.precisions(lo, hi))
+
+
 def _log_fit(data, state, loglik, n, leaf):
     r""":math:`\log p(x_n \mid v_{nL} = \text{leaf})` with :math:`c_n` summed out."""
     K = state.K
@@ -275,7 +352,7 @@ def rcdll(data, state, loglik=None):
     :math:`p(\mathbf V)` the nested CRP (the choice of terms is ours: the document's formula is
     lost in its text)."""
     if loglik is None:
-        loglik = lookup(data.grouped, state.means[: state.K])
+        loglik = state_loglik(data, state)
     n = np.arange(data.n_points)
     value = (loglik[n, state.comp].sum() + state.logw[state.paths[:, -1], state.comp].sum()
              + log_ncrp(state, data.path_concentration))
@@ -317,7 +394,7 @@ def path_step(data, state, loglik, rng, reg_rng=None):
             data.path_concentration, data.branch_concentration, data.top_concentration,
             data.margin_weight, data.margin, np.sqrt(data.discriminant_variance),
             grouped.prior_mean, grouped.prior_precision, grouped.observation_precision,
-            int(rng.integers(2**32)))
+            int(rng.integers(2**32)), *data.kernel_prior, state.prec_vec, state.prec_mat)
         state.K = int(K)
         accepted += done
         if status == _kernels.DONE:
@@ -454,10 +531,18 @@ def _open_component(data, state, n, rng):
         log_frac[z] = lw
         state.logw[z, K] = state.logrest[z] + lw
         state.logrest[z] = state.logrest[z] + l1w
-    single = dataclasses.replace(data.grouped, group_ptr=np.array([0, 1]),
-                                 rows=np.zeros(1, dtype=np.int64),
-                                 points=data.points[n:n + 1])
-    state.means[K] = draw_atoms(single, np.zeros(1, dtype=np.int64), 1, rng)[0]
+    if data.family is None:
+        single = dataclasses.replace(data.grouped, group_ptr=np.array([0, 1]),
+                                     rows=np.zeros(1, dtype=np.int64),
+                                     points=data.points[n:n + 1])
+        state.means[K] = draw_atoms(single, np.zeros(1, dtype=np.int64), 1, rng)[0]
+    else:  # mean and precision from the conjugate posterior given x_n
+        family = data.family
+        stats = family.label_statistics(family.prepare(data.points[n:n + 1]),
+                                        np.zeros(1, dtype=np.int64), 1)
+        means, precisions = family.draw(family.posterior(stats), rng)
+        state.means[K] = means[0, 0]
+        state.set_precisions(K, precisions[0])
     state.comp_count[K] = 0
     state.K = K + 1
     return K
@@ -478,6 +563,8 @@ def _unseat(state, loglik, n):
     if k != last:  # the last component takes the freed index
         state.logw[:, k] = state.logw[:, last]
         state.means[k] = state.means[last]
+        state.prec_vec[k] = state.prec_vec[last]
+        state.prec_mat[k] = state.prec_mat[last]
         state.comp_count[k] = state.comp_count[last]
         state.comp[state.comp == last] = k
         loglik[:, k] = loglik[:, last]
@@ -499,7 +586,7 @@ def _seat(data, state, loglik, n, rng):
         k = _open_component(data, state, n, rng)
         if loglik.shape[1] <= k:
             loglik = np.hstack([loglik, np.zeros((loglik.shape[0], loglik.shape[1] + 8))])
-        loglik[:, k] = lookup(data.grouped, state.means[k:k + 1])[:, 0]
+        loglik[:, k] = state_loglik(data, state, k, k + 1)[:, 0]
     state.comp[n] = k
     state.comp_count[k] += 1
     return loglik
@@ -540,7 +627,15 @@ def weight_step(data, state, rng):
 
 # -------------------------------------------------------------------- step 4 and 5
 def mean_step(data, state, rng):
-    state.means[: state.K] = draw_atoms(data.grouped, state.comp, state.K, rng)
+    """Every component's mean (and precision) from its conjugate posterior (step 4)."""
+    if data.family is None:
+        state.means[: state.K] = draw_atoms(data.grouped, state.comp, state.K, rng)
+        return
+    family = data.family
+    stats = family.label_statistics(data.centred, state.comp, state.K)
+    means, precisions = family.draw(family.posterior(stats), rng)
+    state.means[: state.K] = means[0]
+    state.set_precisions(0, precisions[0])
 
 
 def discriminant_step(data, state, rng):
@@ -556,7 +651,7 @@ def sweep(data, state, rng, reg_rng=None, reference=False):
     acceptance rate."""
     if reg_rng is None and data.margin_weight > 0:
         raise ValueError("the regularisation steps need their random stream when C > 0")
-    loglik = lookup(data.grouped, state.means[: state.K])
+    loglik = state_loglik(data, state)
     step = path_step_reference if reference else path_step
     loglik, rate = step(data, state, loglik, rng, reg_rng)  # reseats every component
     weight_step(data, state, rng)
@@ -573,7 +668,7 @@ def initial_state(data, rng, reg_rng=None, paths=None, comp=None):
     conditionals, discriminants from their prior."""
     N, d = data.points.shape
     L = data.depth
-    state = TreeState(N, L, d)
+    state = TreeState(N, L, d, data.covariance_type)
     if paths is None:
         paths = np.zeros((N, L), dtype=np.int64)
     above = np.zeros(N, dtype=np.int64)  # every point's node one level up (the root first)

@@ -29,6 +29,9 @@ class Tree:
         the rest of each row's mass, 1 - sum, is the weight of components not yet seen.
     means : ndarray of shape (n_components, n_features)
         Component means.
+    covariances : ndarray or None
+        Component covariances as :attr:`HierarchicalMixture.covariances_` holds them
+        (matrices, per-feature variances, or one variance per component), or None.
     """
 
     parent: np.ndarray
@@ -36,6 +39,7 @@ class Tree:
     size: np.ndarray
     weights: np.ndarray
     means: np.ndarray
+    covariances: np.ndarray | None = None
 
     @property
     def n_nodes(self):
@@ -57,12 +61,14 @@ class Tree:
             "nodes": [{"id": int(z), "parent": int(self.parent[z]), "level": int(self.level[z]),
                        "size": int(self.size[z]), "weights": self.weights[z].tolist()}
                       for z in range(self.n_nodes)],
-            "components": [{"id": k, "mean": self.means[k].tolist()}
+            "components": [dict({"id": k, "mean": self.means[k].tolist()}, **(
+                {} if self.covariances is None else {"covariance": self.covariances[k].tolist()}))
                            for k in range(self.means.shape[0])],
         }
 
     def to_json(self, **kwargs):
-        """JSON of every node (id, parent, level, size, weights) and component (id, mean)."""
+        """JSON of every node (id, parent, level, size, weights) and component (id, mean and,
+        when known, covariance: a matrix, per-feature variances or one variance)."""
         return json.dumps(self.to_dict(), **kwargs)
 
 

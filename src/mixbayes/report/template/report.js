@@ -216,8 +216,9 @@
     pts.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); });
     var centres = isTree ? D.means : items.map(function (c) { return c.centre; });
     var reach = isTree ? D.radius : 0;
+    var own = isTree && D.ellipses;  // the tree's components with covariances of their own
     centres.forEach(function (m, k) {
-      var r = isTree ? reach : (items[k].ellipse ? items[k].ellipse[0] : 0);
+      var r = isTree ? (own ? D.ellipses[k][0] : reach) : (items[k].ellipse ? items[k].ellipse[0] : 0);
       xs.push(m[0] - r, m[0] + r); ys.push(m[1] - r, m[1] + r);
     });
     var bx = niceTicks(extent(xs)[0], extent(xs)[1], 5), by = niceTicks(extent(ys)[0], extent(ys)[1], 5);
@@ -241,6 +242,15 @@
       item.components.forEach(function (c) {
         if (c.weight < 0.01) return;
         var m = D.means[c.component];
+        if (own) {
+          var e = D.ellipses[c.component];
+          // the y axis points down on screen: mirror the angle
+          el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1),
+                          rx: Math.max(e[0] * sx, 0.5).toFixed(1), ry: Math.max(e[1] * sy, 0.5).toFixed(1),
+                          transform: "rotate(" + (-e[2]).toFixed(1) + " " + X(m[0]).toFixed(1) + " " + Y(m[1]).toFixed(1) + ")",
+                          class: "ellipse selected" }, svg);
+          return;
+        }
         el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1), rx: (reach * sx).toFixed(1),
                         ry: (reach * sy).toFixed(1), class: "ellipse selected" }, svg);
       });
@@ -265,7 +275,8 @@
       ? "the first two principal components" : "the two features") + "; " +
       (pts.length ? D.points_note + " (red: the selected " + unit + "'s)" :
        "no points given: means and ellipses only (pass the points to draw them)") +
-      (isTree ? "; circles: 2-sigma spread of the node's main components" : "; ellipses: 2 sigma");
+      (isTree ? (own ? "; ellipses: 2 sigma of the node's main components"
+                : "; circles: 2-sigma spread of the node's main components") : "; ellipses: 2 sigma");
   }
 
   function cross(svg, x, y, isSel) {
