@@ -2,8 +2,8 @@
 
 False-alarm budget: every statistical test here fails by chance with probability at most 1e-3
 (p-values against P_FLOOR = 1e-3, two-sided z-tests against Z_CEILING = 3.3, KS at 1e-3), and
-there are 26 such checks in this file (the Geweke tests count one per statistic), so the file
-fails by chance with probability at most about 2.6%.
+there are 43 such checks in this file (the Geweke tests count one per statistic), so the file
+fails by chance with probability at most about 4.3%.
 """
 
 import numpy as np
@@ -26,15 +26,18 @@ def _summaries(level1, leaves, comp, means_of_points, X):
             means_of_points.mean(), (X ** 2).mean(), float(comp[0] == comp[1]))
 
 
-@pytest.mark.parametrize("d, branch, path", [(1, 1.0, 1.0), (2, 1.0, 1.0), (1, 0.01, 0.1)])
-def test_geweke_joint_distribution(d, branch, path):
+@pytest.mark.parametrize("d, branch, path, moves", [
+    (1, 1.0, 1.0, _sampler.PLAIN), (2, 1.0, 1.0, _sampler.PLAIN), (1, 0.01, 0.1, _sampler.PLAIN),
+    (1, 1.0, 1.0, _sampler.MOVES), (1, 0.01, 0.1, _sampler.MOVES)])
+def test_geweke_joint_distribution(d, branch, path, moves):
     """Forward draws of (tree, components, means, data) from make_tree_data(kind="model"),
     which seats points by the multilevel Chinese restaurant franchise (no code shared with the
     sampler), against a successive-conditional chain (a sweep given the data, then the data
     given the components and means). Six statistics: level-1 nodes, leaves, components, the
     mean of the points' component means, the data's second moment and whether points 0 and 1
     share a component. Branch and path concentrations 1, and the estimator's defaults 0.01
-    and 0.1 (sparse node weights: Gamma draws with tiny shapes).
+    and 0.1 (sparse node weights: Gamma draws with tiny shapes); the per-point moves alone
+    and with the restructuring moves of mixbayes.tree._moves.
 
     Power, measured while writing the sampler: with the document's stick extension (no
     size-biased +1 on the point's path) and with empty components kept through the Gibbs pass
@@ -58,7 +61,7 @@ def test_geweke_joint_distribution(d, branch, path):
     state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
     successive = []
     for _ in range(1500):
-        _sampler.sweep(data, state, rng)
+        _sampler.sweep(data, state, rng, moves=moves)
         means = state.means[state.comp]
         X = means + rng.standard_normal(X.shape)
         successive.append(_summaries(state.paths[:, 0], state.paths[:, 1], state.comp, means, X))
@@ -179,14 +182,19 @@ def _canonical(labels):
     return tuple(names.setdefault(label, len(names)) for label in labels)
 
 
-@pytest.mark.parametrize("reference", [False, True])
-def test_tree_posterior_matches_enumeration(reference):
+@pytest.mark.parametrize("reference, moves", [
+    (False, _sampler.PLAIN), (True, _sampler.PLAIN), (False, _sampler.MOVES),
+    (False, ("path", "split_merge")), (False, ("path", "components")),
+    (False, ("path", "regraft")), (False, _sampler.RESTRUCTURING)])
+def test_tree_posterior_matches_enumeration(reference, moves):
     """Three 1-D points, depth 2: the sampler's frequencies of the nested partition (level-1
     and leaf) against the exact posterior, which sums the nested CRP over every tree, the
     multilevel franchise over every seating and the conjugate marginal likelihood over every
     component partition (all weights and means integrated out). Draws are every 2nd sweep;
     chi-square over the 12 trees, cells with expected count below 5 pooled. Both the numba
-    kernel of the per-point moves and its plain-Python reference."""
+    kernel of the per-point moves and its plain-Python reference; the restructuring moves
+    (mixbayes.tree._moves) all together, each alone beside the per-point moves, and the three
+    without them (the chain then restructures by these moves alone: the strictest check)."""
     X = np.array([[-1.0], [-0.6], [1.2]])
     alpha, gamma0, gamma, sigma2, s02 = 1.0, 1.0, 1.5, 0.5, 2.0
     exact = _exact_tree_posterior(X[:, 0], alpha, gamma0, gamma, sigma2, s02)
@@ -196,7 +204,7 @@ def test_tree_posterior_matches_enumeration(reference):
     state = _sampler.initial_state(data, rng)
     counts, n, thin = dict.fromkeys(exact, 0), 900, 2
     for sweep in range(50 + n * thin):
-        _sampler.sweep(data, state, rng, reference=reference)
+        _sampler.sweep(data, state, rng, reference=reference, moves=moves)
         if sweep >= 50 and (sweep - 50) % thin == 0:
             counts[(_canonical(state.paths[:, 0]), _canonical(state.paths[:, 1]))] += 1
     assert chi_square_p(exact, counts, n) > P_FLOOR
