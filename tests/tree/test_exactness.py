@@ -26,31 +26,33 @@ def _summaries(level1, leaves, comp, means_of_points, X):
             means_of_points.mean(), (X ** 2).mean(), float(comp[0] == comp[1]))
 
 
-@pytest.mark.parametrize("d, branch, path, moves", [
-    (1, 1.0, 1.0, _sampler.PLAIN), (2, 1.0, 1.0, _sampler.PLAIN), (1, 0.01, 0.1, _sampler.PLAIN),
-    (1, 1.0, 1.0, _sampler.MOVES), (1, 0.01, 0.1, _sampler.MOVES)])
-def test_geweke_joint_distribution(d, branch, path, moves):
+@pytest.mark.parametrize("d, branch, path, moves, L", [
+    (1, 1.0, 1.0, _sampler.PLAIN, 2), (2, 1.0, 1.0, _sampler.PLAIN, 2),
+    (1, 0.01, 0.1, _sampler.PLAIN, 2), (1, 0.01, 0.1, _sampler.MOVES, 2),
+    (1, 1.0, 1.0, _sampler.RESTRUCTURING, 3)])
+def test_geweke_joint_distribution(d, branch, path, moves, L):
     """Forward draws of (tree, components, means, data) from make_tree_data(kind="model"),
     which seats points by the multilevel Chinese restaurant franchise (no code shared with the
     sampler), against a successive-conditional chain (a sweep given the data, then the data
     given the components and means). Six statistics: level-1 nodes, leaves, components, the
     mean of the points' component means, the data's second moment and whether points 0 and 1
     share a component. Branch and path concentrations 1, and the estimator's defaults 0.01
-    and 0.1 (sparse node weights: Gamma draws with tiny shapes); the per-point moves alone
-    and with the restructuring moves of mixbayes.tree._moves.
+    and 0.1 (sparse node weights: Gamma draws with tiny shapes); the per-point moves alone,
+    with the restructuring moves of mixbayes.tree._moves, and those moves alone at depth 3
+    (where the regraft's walk has two levels and its proposal ratio is not 1).
 
     Power, measured while writing the sampler: with the document's stick extension (no
     size-biased +1 on the point's path) and with empty components kept through the Gibbs pass
     (two real bugs of the first draft), the number of components gave |z| = 4.5-5.4 at these
     sizes or smaller ones."""
-    N, L = 4, 2
+    N = 4
     settings = dict(top_concentration=1.0, branch_concentration=branch,
                     path_concentration=path, observation_variance=1.0, mean_prior_variance=1.0)
     rng = np.random.default_rng(10 + d + int(branch < 1))
     forward = []
     for _ in range(800):
         X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
-        forward.append(_summaries(truth.paths[:, 0], truth.paths[:, 1], truth.components,
+        forward.append(_summaries(truth.paths[:, 0], truth.paths[:, -1], truth.components,
                                   truth.means[truth.components], X))
     X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
 
@@ -64,7 +66,8 @@ def test_geweke_joint_distribution(d, branch, path, moves):
         _sampler.sweep(data, state, rng, moves=moves)
         means = state.means[state.comp]
         X = means + rng.standard_normal(X.shape)
-        successive.append(_summaries(state.paths[:, 0], state.paths[:, 1], state.comp, means, X))
+        successive.append(_summaries(state.paths[:, 0], state.paths[:, -1], state.comp, means,
+                                     X))
         data = tree_data(X)
     z = geweke_z_scores(forward, successive)
     assert np.all(np.abs(z) < Z_CEILING), z
@@ -182,11 +185,12 @@ def _canonical(labels):
     return tuple(names.setdefault(label, len(names)) for label in labels)
 
 
-@pytest.mark.parametrize("reference, moves", [
-    (False, _sampler.PLAIN), (True, _sampler.PLAIN), (False, _sampler.MOVES),
-    (False, ("path", "split_merge")), (False, ("path", "components")),
-    (False, ("path", "regraft")), (False, _sampler.RESTRUCTURING)])
-def test_tree_posterior_matches_enumeration(reference, moves):
+@pytest.mark.parametrize("reference, moves, alpha, gamma0", [
+    (False, _sampler.PLAIN, 1.0, 1.0), (True, _sampler.PLAIN, 1.0, 1.0),
+    (False, _sampler.MOVES, 0.4, 3.0), (False, ("path", "split_merge"), 0.4, 3.0),
+    (False, ("path", "components"), 0.4, 3.0), (False, ("path", "regraft"), 0.4, 3.0),
+    (False, _sampler.RESTRUCTURING, 0.4, 3.0)])
+def test_tree_posterior_matches_enumeration(reference, moves, alpha, gamma0):
     """Three 1-D points, depth 2: the sampler's frequencies of the nested partition (level-1
     and leaf) against the exact posterior, which sums the nested CRP over every tree, the
     multilevel franchise over every seating and the conjugate marginal likelihood over every
@@ -194,9 +198,10 @@ def test_tree_posterior_matches_enumeration(reference, moves):
     chi-square over the 12 trees, cells with expected count below 5 pooled. Both the numba
     kernel of the per-point moves and its plain-Python reference; the restructuring moves
     (mixbayes.tree._moves) all together, each alone beside the per-point moves, and the three
-    without them (the chain then restructures by these moves alone: the strictest check)."""
+    without them (the chain then restructures by these moves alone: the strictest check),
+    at concentrations alpha = 0.4 and gamma_0 = 3, so that no term of theirs is a log 1."""
     X = np.array([[-1.0], [-0.6], [1.2]])
-    alpha, gamma0, gamma, sigma2, s02 = 1.0, 1.0, 1.5, 0.5, 2.0
+    gamma, sigma2, s02 = 1.5, 0.5, 2.0
     exact = _exact_tree_posterior(X[:, 0], alpha, gamma0, gamma, sigma2, s02)
     assert len(exact) == 12 and abs(sum(exact.values()) - 1) < 1e-12
     data = _sampler.TreeData(X, 2, gamma0, gamma, alpha, sigma2, np.zeros(1), s02)
