@@ -226,7 +226,7 @@ def leaf_split_merge(tries, paths, comp, parent, level, count, alive, logw, logr
                       - _log_dm(P, both, n1 + n2, K, log_gamma, gamma, logw))
         log_ratio = log_target - log_q if split else log_q - log_target
         proposed += 1
-        if np.log(np.random.random()) >= log_ratio:
+        if not np.log(np.random.random()) < log_ratio:  # (NaN rejects)
             continue
         accepted += 1
         if split:
@@ -395,12 +395,15 @@ def component_split_merge(tries, X, paths, comp, comp_count, parent, level, aliv
                     continue
                 log_ratio += (_log_rising(la, t1) + _log_rising(lb, t2)
                               - _log_rising(np.logaddexp(la, lb), t1 + t2))
-                if lev < L:
-                    log_ratio -= t1 * lu[z, 0] + t2 * lu[z, 1]
+                if lev < L:  # (a part without points here leaves no term: never 0 * -inf)
+                    if t1:
+                        log_ratio -= t1 * lu[z, 0]
+                    if t2:
+                        log_ratio -= t2 * lu[z, 1]
         if not split:
             log_ratio = -log_ratio
         proposed += 1
-        if np.log(np.random.random()) >= log_ratio:
+        if not np.log(np.random.random()) < log_ratio:  # (NaN rejects)
             continue
         accepted += 1
         if split:
