@@ -49,6 +49,7 @@ def samplers():
     mb.HDPMixture("gaussian", n_iter=5).fit(X, groups=np.arange(120) % 4)
     points, _ = mb.datasets.make_tree_data(60, random_state=0)
     mb.HierarchicalMixture(2, n_iter=3, margin_weight=1.0).fit(points)
+    mb.HierarchicalMixture(2, n_iter=2).fit(points)  # C = 0: every restructuring move
 
 
 HALVES = {"a": documents_and_points, "b": samplers}

@@ -369,8 +369,11 @@ def _check_fitted(model, scalars, arrays):
         elif rule == "margin":  # +inf where a point has no siblings
             bad = np.isnan(value).any() or np.isneginf(value).any()
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
+            # ... or of the raw kept state, for state_parent_ (more nodes where the tree
+            # was simplified: single-child chains merged)
+            limit = sizes["M"] if key == "state_parent_" else sizes["N"]
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
-                                  or value.max() >= sizes["N"])
+                                  or value.max() >= limit)
         else:
             bad = not np.all(np.isfinite(value)) or (rule == "+" and np.any(value <= 0)) or (
                 rule == ">=0" and np.any(value < 0))
