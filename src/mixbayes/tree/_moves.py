@@ -580,7 +580,7 @@ def regraft(tries, paths, comp, parent, level, count, alive, logw, logrest, K, a
 
 
 # -------------------------------------------------------------------- drivers
-TRIES = {"split_merge": 20, "components": 10, "regraft": 10}  # proposals per sweep
+TRIES = {"split_merge": 40, "components": 40, "regraft": 20}  # proposals per sweep
 
 
 def _room_for_nodes(state, free):
