@@ -355,9 +355,11 @@ def test_node_update_keeps_the_exact_conditional_of_a_discriminant():
         assert abs(chain.mean() - exact[coordinate]) < Z_CEILING * se
 
 
-def test_zero_margin_weight_is_the_plain_chain():
+@pytest.mark.parametrize("moves", [_sampler.PLAIN, _sampler.MOVES])
+def test_zero_margin_weight_is_the_plain_chain(moves):
     """With C = 0, running the regularisation steps (from their own stream) leaves the BHMC
-    chain bit for bit what it is with those steps switched off."""
+    chain bit for bit what it is with those steps switched off, with the per-point moves and
+    with the restructuring moves too."""
     X, _ = make_tree_data(30, 2, "nested", branching=(2, 2), random_state=1)
     data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0)
     runs = []
@@ -366,7 +368,7 @@ def test_zero_margin_weight_is_the_plain_chain():
         reg_rng = np.random.default_rng(13) if regularised else None
         state = _sampler.initial_state(data, rng, reg_rng)
         for _ in range(15):
-            _sampler.sweep(data, state, rng, reg_rng)
+            _sampler.sweep(data, state, rng, reg_rng, moves=moves)
         runs.append(state)
     plain, regularised = runs
     assert np.array_equal(plain.paths, regularised.paths)
