@@ -26,11 +26,11 @@ def test_the_chain_leaves_its_start():
     from one path, from 30 random leaves and components and from two leaves, 80 sweeps with
     every move reach the nine components (or ten: a few points of one) and the leaves (leaf
     NMI of the best state after 40 sweeps >= 0.9; at 60 sweeps, asking for exactly nine, 13
-    of 15 chain and data seeds passed, and the two others pass as it stands). The per-point moves alone stay far from them in 10 sweeps (issue 22:
-    from one path they grew 2-6 leaves in 100). Measured, 135 points and 100 sweeps, data
-    seeds 0-2: 9 components from every start, leaf NMI 0.95-1.0; level-1 NMI 0.53-0.70, for
-    the posterior gives most leaves a parent of their own (see HierarchicalMixture's
-    ``moves``)."""
+    of 15 chain and data seeds passed, and the two others pass as it stands). The per-point
+    moves alone stay far from them in 10 sweeps (issue 22: from one path they grew 2-6
+    leaves in 100). Measured, 135 points and 100 sweeps, data seeds 0-2: 9 components from
+    every start, leaf NMI 0.95-1.0; level-1 NMI 0.53-0.70, for the posterior gives most
+    leaves a parent of their own (see HierarchicalMixture's ``moves``)."""
     X, truth = mb.datasets.make_tree_data(90, 2, "nested", branching=(3, 3), leaf_spread=5.0,
                                           parent_spread=20.0, min_parent_distance=25.0,
                                           random_state=0)

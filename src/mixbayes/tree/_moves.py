@@ -66,9 +66,9 @@ number of leaves and components (issue 22). The three moves here change many poi
    move under a parent proposed by a walk down from the root that picks, uniformly at every
    level, one of the children holding other points or a new branch (below a new node, new
    nodes down to level :math:`L - 1`; the nested CRP's own walk, :math:`\propto n_c` and
-   :math:`\alpha`, almost never opens a branch for a block); new nodes' weights come from their prior
-   :math:`\mathrm{Dir}(\gamma\beta_{parent})`, which cancels the prior's term, as vacated
-   nodes' do. With :math:`z`'s weights integrated out, the ratio is
+   :math:`\alpha`, almost never opens a branch for a block); new nodes' weights come from
+   their prior :math:`\mathrm{Dir}(\gamma\beta_{parent})`, which cancels the prior's term,
+   as vacated nodes' do. With :math:`z`'s weights integrated out, the ratio is
 
    .. math:: \frac{p_{\mathrm{nCRP}}(\mathbf V')}{p_{\mathrm{nCRP}}(\mathbf V)}
              \frac{D(z\mid P')}{D(z\mid P)}\frac{q(P\mid z)}{q(P'\mid z)},
