@@ -72,13 +72,22 @@ def test_the_fit_records_every_move():
 
 def test_rising_factorial_and_marginal_two_ways():
     """log Gamma(a + n) / Gamma(a) against scipy (moderate a) and against its limit
-    log a + log Gamma(n) (tiny a, where scipy's difference cancels); the marginal likelihood
-    of a component's points against the chain rule of its predictive."""
+    log a + log Gamma(n) (tiny a, where scipy's difference cancels); a leaf's
+    Dirichlet-multinomial against the Monte Carlo mean of prod beta^n over Dirichlet draws;
+    the marginal likelihood of a component's points against the chain rule of its
+    predictive."""
     for a in (1e-3, 0.4, 7.0):
         for n in (0, 1, 5):
             assert _moves._log_rising(np.log(a), n) == pytest.approx(
                 gammaln(a + n) - gammaln(a), rel=1e-10, abs=1e-12)
     assert _moves._log_rising(-1e5, 4) == pytest.approx(-1e5 + gammaln(4), rel=1e-15)
+    gamma, parent = 1.5, np.array([0.5, 0.3, 0.2])  # the last: the remainder, no customers
+    counts = np.array([3, 1])
+    logw = np.log(parent[None, :2])
+    draws = np.random.default_rng(1).dirichlet(gamma * parent, 200_000)
+    monte_carlo = np.mean(np.prod(draws[:, :2] ** counts, axis=1))
+    assert np.exp(_moves._log_dm(0, counts, 4, 2, np.log(gamma), gamma, logw)) == pytest.approx(
+        monte_carlo, rel=0.02)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(6, 2))
     m0, tau0, tau = np.array([0.5, -1.0]), 0.3, 2.0

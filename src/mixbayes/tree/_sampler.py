@@ -49,6 +49,10 @@ the enumeration test runs both.
 
 5. **Discriminants** (:math:`C > 0`) node by node (:mod:`mixbayes.tree._regularisation`), from a
    random stream of their own, so that :math:`C = 0` leaves the BHMC chain untouched.
+
+Steps 1-4 keep the start's numbers of leaves and components; the moves that restructure the
+tree (split-merge of leaves and of components, regraft of leaves; :mod:`mixbayes.tree._moves`)
+run after step 4 when :func:`sweep` is asked for them.
 """
 
 from __future__ import annotations
