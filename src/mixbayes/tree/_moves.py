@@ -61,19 +61,24 @@ number of leaves and components (issue 22). The three moves here change many poi
    :math:`a` (sparse weights, :math:`\gamma = 0.01`) neither underflow nor cancel. After an
    accepted move the new components' means are drawn from their conjugate posterior. The
    partition, not the labels, is the state (every move treats labels alike).
-3. **Regraft of leaves** (:func:`regraft`, depth :math:`\ge 2`): a leaf :math:`z` (the leaf
-   of a uniform point, so chosen with probability :math:`n_z/N` both ways) and its points
-   move under a parent proposed by a walk down from the root that picks, uniformly at every
+3. **Regraft** (:func:`regraft`, depth :math:`\ge 2`): a node :math:`z` at a level
+   :math:`l` uniform in :math:`2..L`, the level-:math:`l` node of a uniform point (so chosen
+   with probability :math:`n_z/(N(L - 1))` both ways), and the subtree below it move under a
+   level-:math:`(l - 1)` parent proposed by a walk down from the root that picks, uniformly at every
    level, one of the children holding other points or a new branch (below a new node, new
-   nodes down to level :math:`L - 1`; the nested CRP's own walk, :math:`\propto n_c` and
+   nodes down to level :math:`l - 1`; the nested CRP's own walk, :math:`\propto n_c` and
    :math:`\alpha`, almost never opens a branch for a block); new nodes' weights come from
    their prior :math:`\mathrm{Dir}(\gamma\beta_{parent})`, which cancels the prior's term,
-   as vacated nodes' do. With :math:`z`'s weights integrated out, the ratio is
+   as vacated nodes' do. For a leaf, with its weights integrated out, the ratio is
 
    .. math:: \frac{p_{\mathrm{nCRP}}(\mathbf V')}{p_{\mathrm{nCRP}}(\mathbf V)}
              \frac{D(z\mid P')}{D(z\mid P)}\frac{q(P\mid z)}{q(P'\mid z)},
 
-   and :math:`z`'s weights are then drawn from :math:`\mathrm{Dir}(\gamma\beta_{P'} + n_z)`.
+   and its weights are then drawn from :math:`\mathrm{Dir}(\gamma\beta_{P'} + n_z)`; an
+   inner node keeps its weights (its children's densities depend on them), and
+   :math:`D(z\mid\cdot)` becomes :math:`\mathrm{Dir}(\beta_z;\gamma\beta_\cdot)`. (With
+   sparse weights that density is sharp, so an inner node moves mostly under a parent
+   whose weights are like its old parent's.)
 
 Moves 1 and 3 change sibling sets and so the margin penalty :math:`e^{-2C\sum\xi}`; they do
 not account for it and are switched off when :math:`C > 0` (:func:`mixbayes.tree._sampler.
@@ -476,10 +481,36 @@ def _options(node, parent, count, alive):
 
 
 @njit(cache=True)
+def _lgamma_of_log(log_a):
+    r""":math:`\log\Gamma(a)` from :math:`\log a` (:math:`-\log a` below 1e-8)."""
+    return -log_a if log_a < _TINY else lgamma(np.exp(log_a))
+
+
+@njit(cache=True)
+def _log_dirichlet_ratio(z, Q, P, K, gamma, logw, logrest):
+    r""":math:`\log\mathrm{Dir}(\beta_z;\gamma\beta_Q) - \log\mathrm{Dir}(\beta_z;
+    \gamma\beta_P)` over the K components and the remainder: :math:`\sum_k
+    \log\Gamma(\gamma\beta_{Pk}) - \log\Gamma(\gamma\beta_{Qk})
+    + \gamma(\beta_{Qk} - \beta_{Pk})\log\beta_{zk}` (a coordinate where both parents
+    carry the same weight adds nothing: never 0 * -inf)."""
+    log_gamma = np.log(gamma)
+    value = 0.0
+    for k in range(K + 1):
+        lq = logw[Q, k] if k < K else logrest[Q]
+        lp = logw[P, k] if k < K else logrest[P]
+        if lq == lp:
+            continue
+        lz = logw[z, k] if k < K else logrest[z]
+        value += (_lgamma_of_log(log_gamma + lp) - _lgamma_of_log(log_gamma + lq)
+                  + gamma * (np.exp(lq) - np.exp(lp)) * lz)
+    return value
+
+
+@njit(cache=True)
 def regraft(tries, paths, comp, parent, level, count, alive, logw, logrest, K, alpha, gamma,
             seed):
-    """``tries`` regraft proposals of leaves (module docstring, move 3; depth >= 2); needs
-    ``tries * (L - 1)`` free node slots. Returns (proposals, accepted)."""
+    """``tries`` regraft proposals of nodes at levels 2..L (module docstring, move 3; depth
+    >= 2); needs ``tries * (L - 1)`` free node slots. Returns (proposals, accepted)."""
     np.random.seed(seed)
     N, L = paths.shape
     n_nodes = alive.shape[0]
@@ -492,18 +523,19 @@ def regraft(tries, paths, comp, parent, level, count, alive, logw, logrest, K, a
     accepted = 0
     for _ in range(tries):
         i = np.random.randint(N)
-        z = paths[i, L - 1]
+        l = 2 + np.random.randint(L - 1)  # z's level; its new parent is at level l - 1
+        z = paths[i, l - 1]
         nz = count[z]
-        for lev in range(L - 1):
+        for lev in range(l - 1):
             old[lev] = paths[i, lev]
         before = _log_ncrp(parent, count, alive, alpha)
         count[0] -= nz  # the other points' sizes: the walks' weights
-        for lev in range(L - 1):
+        for lev in range(l - 1):
             count[old[lev]] -= nz
         # the reverse walk: the probability of the old prefix
         log_back = 0.0
         node = 0
-        for lev in range(L - 1):
+        for lev in range(l - 1):
             c = old[lev]
             log_back -= np.log(_options(node, parent, count, alive))
             if count[c] == 0:
@@ -513,7 +545,7 @@ def regraft(tries, paths, comp, parent, level, count, alive, logw, logrest, K, a
         log_forward = 0.0
         n_created = 0
         node = 0
-        for lev in range(L - 1):
+        for lev in range(l - 1):
             if n_created == 0:
                 options = _options(node, parent, count, alive)
                 log_forward -= np.log(options)
@@ -539,39 +571,43 @@ def regraft(tries, paths, comp, parent, level, count, alive, logw, logrest, K, a
             n_created += 1
             node = c
             new[lev] = node
-        P = old[L - 2]
-        Q = new[L - 2]
+        P = old[l - 2]
+        Q = new[l - 2]
         if Q == P:  # the same parent: no move
             count[0] += nz
-            for lev in range(L - 1):
+            for lev in range(l - 1):
                 count[old[lev]] += nz
             continue
         count[0] += nz
-        for lev in range(L - 1):
+        for lev in range(l - 1):
             count[new[lev]] += nz
         parent[z] = Q
         after = _log_ncrp(parent, count, alive, alpha)
-        nzk[:] = 0
-        for m in range(N):
-            if paths[m, L - 1] == z:
-                nzk[comp[m]] += 1
-        log_ratio = (after - before + log_back - log_forward
-                     + _log_dm(Q, nzk, nz, K, log_gamma, gamma, logw)
-                     - _log_dm(P, nzk, nz, K, log_gamma, gamma, logw))
+        log_ratio = after - before + log_back - log_forward
+        if l == L:  # a leaf: its weights integrated out
+            nzk[:] = 0
+            for m in range(N):
+                if paths[m, L - 1] == z:
+                    nzk[comp[m]] += 1
+            log_ratio += (_log_dm(Q, nzk, nz, K, log_gamma, gamma, logw)
+                          - _log_dm(P, nzk, nz, K, log_gamma, gamma, logw))
+        else:  # an inner node keeps its weights: their density under each parent
+            log_ratio += _log_dirichlet_ratio(z, Q, P, K, gamma, logw, logrest)
         proposed += 1
         if np.log(np.random.random()) < log_ratio:
             accepted += 1
             for m in range(N):
-                if paths[m, L - 1] == z:
-                    for lev in range(L - 1):
+                if paths[m, l - 1] == z:
+                    for lev in range(l - 1):
                         paths[m, lev] = new[lev]
-            for lev in range(L - 1):
+            for lev in range(l - 1):
                 if count[old[lev]] == 0:
                     _drop(old[lev], alive, parent, count, logw)
-            _draw_weights(z, Q, K, gamma, nzk, logw, logrest)
+            if l == L:
+                _draw_weights(z, Q, K, gamma, nzk, logw, logrest)
         else:
             parent[z] = P
-            for lev in range(L - 1):
+            for lev in range(l - 1):
                 count[new[lev]] -= nz
                 count[old[lev]] += nz
             for t in range(n_created):

@@ -51,8 +51,8 @@ the enumeration test runs both.
    random stream of their own, so that :math:`C = 0` leaves the BHMC chain untouched.
 
 Steps 1-4 keep the start's numbers of leaves and components; the moves that restructure the
-tree (split-merge of leaves and of components, regraft of leaves; :mod:`mixbayes.tree._moves`)
-run after step 4 when :func:`sweep` is asked for them.
+tree (split-merge of leaves and of components, regraft of subtrees;
+:mod:`mixbayes.tree._moves`) run after step 4 when :func:`sweep` is asked for them.
 """
 
 from __future__ import annotations
@@ -564,10 +564,10 @@ def sweep(data, state, rng, reg_rng=None, reference=False, moves=PLAIN, stats=No
     (only allowed with C = 0); ``reference`` runs steps 1-2 in plain Python. ``moves`` picks
     the per-point moves ("path": steps 1-2) and the restructuring moves of
     :mod:`mixbayes.tree._moves` ("split_merge" of leaves, "components" split-merge,
-    "regraft" of leaves), which run after step 4; "split_merge" and "regraft" do not account
-    for the margin penalty and are skipped when C > 0. Returns the path acceptance rate (NaN
-    without "path"); ``stats``, a dict, receives every restructuring move's share of
-    proposals accepted (NaN when none was proposed)."""
+    "regraft" of a subtree under another parent), which run after step 4; "split_merge" and
+    "regraft" do not account for the margin penalty and are skipped when C > 0. Returns the
+    path acceptance rate (NaN without "path"); ``stats``, a dict, receives every
+    restructuring move's share of proposals accepted (NaN when none was proposed)."""
     if reg_rng is None and data.margin_weight > 0:
         raise ValueError("the regularisation steps need their random stream when C > 0")
     rate = float("nan")

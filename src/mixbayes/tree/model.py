@@ -101,8 +101,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         path and component (steps 1-2 of :mod:`mixbayes.tree._sampler`) and the Gibbs steps
         of weights and means, which keep the start's numbers of leaves and components. "all"
         adds the moves that restructure the tree (:mod:`mixbayes.tree._moves`, each exact for
-        the posterior): split-merge of leaves, split-merge of components, and regraft of
-        leaves under another parent; the first and last are skipped when
+        the posterior): split-merge of leaves, split-merge of components, and regraft of a
+        node and its subtree under another parent; the first and last are skipped when
         ``margin_weight > 0`` (they do not account for the margin penalty). (With them the
         chain reaches the posterior's trees, which at the default concentrations are flatter
         than a nested truth of well-separated leaves: leaves of distinct components cost
