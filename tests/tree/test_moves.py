@@ -75,7 +75,7 @@ def test_rising_factorial_and_marginal_two_ways():
     log a + log Gamma(n) (tiny a, where scipy's difference cancels); a leaf's
     Dirichlet-multinomial against the Monte Carlo mean of prod beta^n over Dirichlet draws;
     the marginal likelihood of a component's points against the chain rule of its
-    predictive."""
+    predictive; the regraft's ratio of an inner node's Dirichlet densities against scipy's."""
     for a in (1e-3, 0.4, 7.0):
         for n in (0, 1, 5):
             assert _moves._log_rising(np.log(a), n) == pytest.approx(
@@ -88,6 +88,12 @@ def test_rising_factorial_and_marginal_two_ways():
     monte_carlo = np.mean(np.prod(draws[:, :2] ** counts, axis=1))
     assert np.exp(_moves._log_dm(0, counts, 4, 2, np.log(gamma), gamma, logw)) == pytest.approx(
         monte_carlo, rel=0.02)
+    weights = np.random.default_rng(2).dirichlet(np.ones(4), 3)  # nodes z, Q, P; 3 + rest
+    logw, logrest = np.log(weights[:, :3]), np.log(weights[:, 3])
+    expected = (stats.dirichlet.logpdf(weights[0], gamma * weights[1])
+                - stats.dirichlet.logpdf(weights[0], gamma * weights[2]))
+    assert _moves._log_dirichlet_ratio(0, 1, 2, 3, gamma, logw, logrest) == pytest.approx(
+        expected, rel=1e-10)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(6, 2))
     m0, tau0, tau = np.array([0.5, -1.0]), 0.3, 2.0
