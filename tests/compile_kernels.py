@@ -64,6 +64,7 @@ def samplers():
     tree_kernels._draw_given_point(0, 0, points[:4], np.zeros((4, 1)), np.zeros(d),
                                    tree_kernels.FULL, 1.0, d + 2.0, np.eye(d), np.zeros((1, d)),
                                    np.zeros((1, 0)), np.zeros((1, d, d)))
+    mb.HierarchicalMixture(2, n_iter=2).fit(points)  # C = 0: every restructuring move
 
 
 HALVES = {"a": documents_and_points, "b": samplers}

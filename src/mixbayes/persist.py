@@ -421,8 +421,11 @@ def _check_fitted(model, scalars, arrays):
                    or np.any(ids != np.round(ids)) or np.any(ids < 0)
                    or np.any(ids >= n_points + np.arange(value.shape[0])[:, None]))
         elif rule in ("node", "parent"):  # a node of the simplified tree (-1: none)
+            # ... or of the raw kept state, for state_parent_ (more nodes where the tree
+            # was simplified: single-child chains merged)
+            limit = sizes["M"] if key == "state_parent_" else sizes["N"]
             bad = value.size and (value.min() < (0 if rule == "node" else -1)
-                                  or value.max() >= sizes["N"])
+                                  or value.max() >= limit)
         elif rule == "state":  # a node of the raw kept state (-1: none), not of the tree
             bad = value.size and (value.min() < -1 or value.max() >= sizes["M"])
         else:

@@ -2,8 +2,8 @@
 
 False-alarm budget: every statistical test here fails by chance with probability at most 1e-3
 (p-values against P_FLOOR = 1e-3, two-sided z-tests against Z_CEILING = 3.3, KS at 1e-3), and
-there are 58 such checks in this file (the Geweke tests count one per statistic), so the file
-fails by chance with probability at most about 5.8%.
+there are 77 such checks in this file (the Geweke tests count one per statistic), so the file
+fails by chance with probability at most about 7.7%.
 """
 
 import numpy as np
@@ -22,33 +22,43 @@ P_FLOOR, Z_CEILING = 1e-3, 3.3
 
 
 # ------------------------------------------------------------------ Geweke, C = 0
-def _summaries(level1, leaves, comp, means_of_points, X):
-    return (np.unique(level1).size, np.unique(leaves).size, np.unique(comp).size,
-            means_of_points.mean(), (X ** 2).mean(), float(comp[0] == comp[1]))
+def _summaries(paths, comp, means_of_points, X):
+    """Nodes at level 1 and at the leaves, components, the mean of the points' component
+    means, the data's second moment, points 0 and 1 in one component; at depth 3 also the
+    nodes at level 2."""
+    middle = (np.unique(paths[:, 1]).size,) if paths.shape[1] == 3 else ()
+    return (np.unique(paths[:, 0]).size, np.unique(paths[:, -1]).size, np.unique(comp).size,
+            means_of_points.mean(), (X ** 2).mean(), float(comp[0] == comp[1])) + middle
 
 
-@pytest.mark.parametrize("d, branch, path", [(1, 1.0, 1.0), (2, 1.0, 1.0), (1, 0.01, 0.1)])
-def test_geweke_joint_distribution(d, branch, path):
+@pytest.mark.parametrize("d, branch, path, moves, L", [
+    (1, 1.0, 1.0, _sampler.PLAIN, 2), (2, 1.0, 1.0, _sampler.PLAIN, 2),
+    (1, 0.01, 0.1, _sampler.PLAIN, 2), (1, 0.01, 0.1, _sampler.MOVES, 2),
+    (1, 1.0, 1.0, _sampler.RESTRUCTURING, 3)])
+def test_geweke_joint_distribution(d, branch, path, moves, L):
     """Forward draws of (tree, components, means, data) from make_tree_data(kind="model"),
     which seats points by the multilevel Chinese restaurant franchise (no code shared with the
     sampler), against a successive-conditional chain (a sweep given the data, then the data
     given the components and means). Six statistics: level-1 nodes, leaves, components, the
     mean of the points' component means, the data's second moment and whether points 0 and 1
-    share a component. Branch and path concentrations 1, and the estimator's defaults 0.01
-    and 0.1 (sparse node weights: Gamma draws with tiny shapes).
+    share a component (at depth 3 also the level-2 nodes). Branch and path concentrations 1,
+    and the estimator's defaults 0.01 and 0.1 (sparse node weights: Gamma draws with tiny
+    shapes); the per-point moves alone,
+    with the restructuring moves of mixbayes.tree._moves, and those moves alone at depth 3
+    (where the regraft's walk has two levels and its proposal ratio is not 1).
 
     Power, measured while writing the sampler: with the document's stick extension (no
     size-biased +1 on the point's path) and with empty components kept through the Gibbs pass
     (two real bugs of the first draft), the number of components gave |z| = 4.5-5.4 at these
     sizes or smaller ones."""
-    N, L = 4, 2
+    N = 4
     settings = dict(top_concentration=1.0, branch_concentration=branch,
                     path_concentration=path, observation_variance=1.0, mean_prior_variance=1.0)
     rng = np.random.default_rng(10 + d + int(branch < 1))
     forward = []
     for _ in range(800):
         X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
-        forward.append(_summaries(truth.paths[:, 0], truth.paths[:, 1], truth.components,
+        forward.append(_summaries(truth.paths, truth.components,
                                   truth.means[truth.components], X))
     X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
 
@@ -59,20 +69,20 @@ def test_geweke_joint_distribution(d, branch, path):
     state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
     successive = []
     for _ in range(1500):
-        _sampler.sweep(data, state, rng)
+        _sampler.sweep(data, state, rng, moves=moves)
         means = state.means[state.comp]
         X = means + rng.standard_normal(X.shape)
-        successive.append(_summaries(state.paths[:, 0], state.paths[:, 1], state.comp, means, X))
+        successive.append(_summaries(state.paths, state.comp, means, X))
         data = tree_data(X)
     z = geweke_z_scores(forward, successive)
     assert np.all(np.abs(z) < Z_CEILING), z
 
 
-def _heavy_tailed_summaries(level1, leaves, comp, means_of_points, X, log_det_precisions):
+def _heavy_tailed_summaries(paths, comp, means_of_points, X, log_det_precisions):
     """:func:`_summaries` with log(1 + x^2) for x^2 (under the weakest Wishart prior,
     nu_0 = d + 2, x^2 has a mean but no variance: its z-score would not be normal) and the
     mean log-determinant of the points' component precisions."""
-    base = _summaries(level1, leaves, comp, means_of_points, X)
+    base = _summaries(paths, comp, means_of_points, X)
     return base[:4] + (np.log1p(X**2).mean(),) + base[5:] + (log_det_precisions.mean(),)
 
 
@@ -92,7 +102,7 @@ def test_geweke_with_unknown_covariances(covariance_type, d):
     for _ in range(700):
         X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
         c = truth.components
-        forward.append(_heavy_tailed_summaries(truth.paths[:, 0], truth.paths[:, 1], c,
+        forward.append(_heavy_tailed_summaries(truth.paths, c,
                                                truth.means[c], X,
                                                -np.linalg.slogdet(truth.covariances[c])[1]))
     X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
@@ -112,7 +122,7 @@ def test_geweke_with_unknown_covariances(covariance_type, d):
         roots = np.linalg.cholesky(np.linalg.inv(precisions))
         means = state.means[state.comp]
         X = means + np.einsum("nij,nj->ni", roots, rng.standard_normal(X.shape))
-        successive.append(_heavy_tailed_summaries(state.paths[:, 0], state.paths[:, 1],
+        successive.append(_heavy_tailed_summaries(state.paths,
                                                   state.comp, means, X,
                                                   np.linalg.slogdet(precisions)[1]))
         data = tree_data(X)
@@ -248,9 +258,17 @@ def _canonical(labels):
     return tuple(names.setdefault(label, len(names)) for label in labels)
 
 
-@pytest.mark.parametrize("reference, covariance_type", [
-    (False, "known"), (True, "known"), (False, "full"), (False, "diag"), (True, "spherical")])
-def test_tree_posterior_matches_enumeration(reference, covariance_type):
+@pytest.mark.parametrize("reference, covariance_type, moves, alpha, gamma0", [
+    (False, "known", _sampler.PLAIN, 1.0, 1.0), (True, "known", _sampler.PLAIN, 1.0, 1.0),
+    (False, "full", _sampler.PLAIN, 1.0, 1.0), (False, "diag", _sampler.PLAIN, 1.0, 1.0),
+    (True, "spherical", _sampler.PLAIN, 1.0, 1.0),
+    (False, "known", _sampler.MOVES, 0.4, 3.0),
+    (False, "known", ("path", "split_merge"), 0.4, 3.0),
+    (False, "known", ("path", "components"), 0.4, 3.0),
+    (False, "known", ("path", "regraft"), 0.4, 3.0),
+    (False, "known", _sampler.RESTRUCTURING, 0.4, 3.0),
+    (False, "full", ("path", "split_merge", "regraft"), 0.4, 3.0)])
+def test_tree_posterior_matches_enumeration(reference, covariance_type, moves, alpha, gamma0):
     """Three 1-D points, depth 2: the sampler's frequencies of the nested partition (level-1
     and leaf) against the exact posterior, which sums the nested CRP over every tree, the
     multilevel franchise over every seating and the conjugate marginal likelihood over every
@@ -259,9 +277,14 @@ def test_tree_posterior_matches_enumeration(reference, covariance_type):
     the numba kernel of the per-point moves and its plain-Python reference; the known
     variance, and an unknown one (in 1-D full, diag and spherical are one Normal-Gamma model,
     a_0 = 3/2, b_0 = sigma^2/2, kappa_0 = sigma^2/s_0^2, each run through its own code: the
-    kernel's Bartlett and Gamma draws, the reference's scipy draws)."""
+    kernel's Bartlett and Gamma draws, the reference's scipy draws). The restructuring moves
+    (mixbayes.tree._moves) all together, each alone beside the per-point moves, and the three
+    without them (the chain then restructures by these moves alone: the strictest check), at
+    concentrations alpha = 0.4 and gamma_0 = 3, so that no term of theirs is a log 1; the
+    leaf moves, which read the components only through their labels, with a full covariance
+    too."""
     X = np.array([[-1.0], [-0.6], [1.2]])
-    alpha, gamma0, gamma, sigma2, s02 = 1.0, 1.0, 1.5, 0.5, 2.0
+    gamma, sigma2, s02 = 1.5, 0.5, 2.0
     family, log_marginal = None, None
     if covariance_type != "known":
         family = scaled_prior(covariance_type, np.zeros(1), [[sigma2]], s02)
@@ -277,7 +300,7 @@ def test_tree_posterior_matches_enumeration(reference, covariance_type):
     state = _sampler.initial_state(data, rng)
     counts, n, thin = dict.fromkeys(exact, 0), 900, 2
     for sweep in range(50 + n * thin):
-        _sampler.sweep(data, state, rng, reference=reference)
+        _sampler.sweep(data, state, rng, reference=reference, moves=moves)
         if sweep >= 50 and (sweep - 50) % thin == 0:
             counts[(_canonical(state.paths[:, 0]), _canonical(state.paths[:, 1]))] += 1
     assert chi_square_p(exact, counts, n) > P_FLOOR
@@ -499,9 +522,11 @@ def test_node_update_keeps_the_exact_conditional_of_a_discriminant():
         assert abs(chain.mean() - exact[coordinate]) < Z_CEILING * se
 
 
-def test_zero_margin_weight_is_the_plain_chain():
+@pytest.mark.parametrize("moves", [_sampler.PLAIN, _sampler.MOVES])
+def test_zero_margin_weight_is_the_plain_chain(moves):
     """With C = 0, running the regularisation steps (from their own stream) leaves the BHMC
-    chain bit for bit what it is with those steps switched off."""
+    chain bit for bit what it is with those steps switched off, with the per-point moves and
+    with the restructuring moves too."""
     X, _ = make_tree_data(30, 2, "nested", branching=(2, 2), random_state=1)
     data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0)
     runs = []
@@ -510,7 +535,7 @@ def test_zero_margin_weight_is_the_plain_chain():
         reg_rng = np.random.default_rng(13) if regularised else None
         state = _sampler.initial_state(data, rng, reg_rng)
         for _ in range(15):
-            _sampler.sweep(data, state, rng, reg_rng)
+            _sampler.sweep(data, state, rng, reg_rng, moves=moves)
         runs.append(state)
     plain, regularised = runs
     assert np.array_equal(plain.paths, regularised.paths)

@@ -56,6 +56,10 @@ the enumeration test runs both.
 
 5. **Discriminants** (:math:`C > 0`) node by node (:mod:`mixbayes.tree._regularisation`), from a
    random stream of their own, so that :math:`C = 0` leaves the BHMC chain untouched.
+
+Steps 1-4 keep the start's numbers of leaves and components; the moves that restructure the
+tree (split-merge of leaves and of components, regraft of subtrees;
+:mod:`mixbayes.tree._moves`) run after step 4 when :func:`sweep` is asked for them.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ from scipy.special import gammaln
 
 from ..families.gaussian import GaussianFamily
 from ..hdp._sampler import GAUSSIAN, GroupedData, draw_atoms, lookup
-from . import _kernels
+from . import _kernels, _moves
 from . import _regularisation as reg
 
 
@@ -645,17 +649,39 @@ def discriminant_step(data, state, rng):
                              data.margin, data.discriminant_variance, rng)
 
 
-def sweep(data, state, rng, reg_rng=None, reference=False):
+PLAIN = ("path",)
+MOVES = ("path", "split_merge", "components", "regraft")
+RESTRUCTURING = MOVES[1:]
+
+
+def sweep(data, state, rng, reg_rng=None, reference=False, moves=PLAIN, stats=None):
     """One sweep (module docstring); ``reg_rng`` None switches the regularisation steps off
-    (only allowed with C = 0); ``reference`` runs steps 1-2 in plain Python. Returns the path
-    acceptance rate."""
+    (only allowed with C = 0); ``reference`` runs steps 1-2 in plain Python. ``moves`` picks
+    the per-point moves ("path": steps 1-2) and the restructuring moves of
+    :mod:`mixbayes.tree._moves` ("split_merge" of leaves, "components" split-merge,
+    "regraft" of a subtree under another parent), which run after step 4; "split_merge" and
+    "regraft" do not account for the margin penalty and are skipped when C > 0; "components"
+    integrates the means out under the known variance and is skipped for the unknown
+    covariance types (``data.family`` set). Returns the
+    path acceptance rate (NaN without "path"); ``stats``, a dict, receives every
+    restructuring move's share of proposals accepted (NaN when none was proposed)."""
     if reg_rng is None and data.margin_weight > 0:
         raise ValueError("the regularisation steps need their random stream when C > 0")
-    loglik = state_loglik(data, state)
-    step = path_step_reference if reference else path_step
-    loglik, rate = step(data, state, loglik, rng, reg_rng)  # reseats every component
+    rate = float("nan")
+    if "path" in moves:
+        loglik = state_loglik(data, state)
+        step = path_step_reference if reference else path_step
+        loglik, rate = step(data, state, loglik, rng, reg_rng)  # reseats every component
     weight_step(data, state, rng)
     mean_step(data, state, rng)
+    for move in RESTRUCTURING:
+        if move not in moves or (move != "components" and data.margin_weight > 0):
+            continue
+        if move == "components" and data.family is not None:
+            continue  # its ratio integrates the means out under the known variance only
+        proposed, accepted = _moves.run(data, state, rng, move)
+        if stats is not None:
+            stats[move] = accepted / proposed if proposed else float("nan")
     if reg_rng is not None:
         discriminant_step(data, state, reg_rng)
     return rate

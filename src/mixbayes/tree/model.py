@@ -153,8 +153,21 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Starting state: Ward's agglomerative hierarchy (of a random 2,000 points when there
         are more) cut where a BIC is lowest into :math:`k` leaves (used as components) and at
         :math:`k^{\ell/L}` nodes at level :math:`\ell` (:mod:`mixbayes.tree._start`), or
-        every point on one path in one component (from which path moves proposed from the
-        prior open branches slowly).
+        every point on one path in one component (from which the restructuring moves grow
+        the tree; the path moves alone, proposed from the prior, open branches slowly).
+    moves : {"all", "path"}, default="all"
+        The sampler's moves (:func:`mixbayes.tree._sampler.sweep`). "path": every point's
+        path and component (steps 1-2 of :mod:`mixbayes.tree._sampler`) and the Gibbs steps
+        of weights and means, which keep the start's numbers of leaves and components. "all"
+        adds the moves that restructure the tree (:mod:`mixbayes.tree._moves`, each exact for
+        the posterior): split-merge of leaves, split-merge of components, and regraft of a
+        node and its subtree under another parent; the first and last are skipped when
+        ``margin_weight > 0`` (they do not account for the margin penalty). (With them the
+        chain reaches the posterior's trees, which at the default concentrations are flatter
+        than a nested truth of well-separated leaves: leaves of distinct components cost
+        about :math:`\gamma` each to share a parent, so the posterior gives most of them
+        parents of their own, and two sibling leaves merge at odds about
+        :math:`\gamma/\alpha`.)
     random_state : int, Generator or None, default=0
     verbose : int, default=0
 
@@ -180,8 +193,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     n_components_ : int
     trace_ : structured ndarray of shape (n_chains, n_iter)
         Per sweep: ``rcdll`` (:func:`mixbayes.tree._sampler.rcdll`), ``n_components``,
-        ``acceptance`` (share of path proposals accepted) and ``nodes`` (occupied nodes per
-        level, L values).
+        ``acceptance`` (share of path proposals accepted), ``nodes`` (occupied nodes per
+        level, L values), and the share of proposals accepted of each restructuring move,
+        ``split_merge``, ``components`` and ``regraft`` (NaN in a sweep without a proposal
+        of it, or with ``moves="path"``).
     rhat_, ess_ : dict
         Split R-hat and ESS of ``rcdll`` and ``n_components`` over the sweeps after burn-in.
     best_rcdll_ : float
@@ -231,12 +246,14 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         "verbose": Interval("int", 0),
         "init": Options(("ward", "single")),
         "covariance_type": Options(COVARIANCE_TYPES),
+        "moves": Options(("all", "path")),
     }
 
     def __init__(self, depth=2, *, top_concentration=1.0, branch_concentration=0.01,
                  path_concentration=0.1, margin_weight=0.0, margin=1.0,
                  discriminant_variance=1.0, covariance_type="known", observation_variance=None,
                  mean_prior_variance=None, n_iter=100, burn_in=None, n_chains=1, init="ward",
+                 moves="all",
                  random_state=0, verbose=0):
         self.depth = depth
         self.top_concentration = top_concentration
@@ -252,6 +269,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.burn_in = burn_in
         self.n_chains = n_chains
         self.init = init
+        self.moves = moves
         self.random_state = random_state
         self.verbose = verbose
 
@@ -313,15 +331,19 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         trace = np.zeros((self.n_chains, self.n_iter), dtype=self._trace_dtype())
         best, best_value = None, -np.inf
         streams = check_random_state(self.random_state).spawn(self.n_chains + 1)[1:]
+        moves = _sampler.MOVES if self.moves == "all" else _sampler.PLAIN
         start = (None, None) if self.init == "single" else (start.paths, start.paths[:, -1])
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
             state = _sampler.initial_state(data, rng, reg_rng, *start)
             with progress(self.n_iter, self.verbose, f"tree chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
-                    rate = _sampler.sweep(data, state, rng, reg_rng)
+                    stats = dict.fromkeys(_sampler.RESTRUCTURING, np.nan)
+                    rate = _sampler.sweep(data, state, rng, reg_rng, moves=moves,
+                                          stats=stats)
                     value = _sampler.rcdll(data, state)
-                    trace[chain, sweep] = (value, state.K, rate, state.nodes_per_level())
+                    trace[chain, sweep] = (value, state.K, rate, state.nodes_per_level(),
+                                           *(stats[m] for m in _sampler.RESTRUCTURING))
                     if sweep >= burn_in and value > best_value:
                         best, best_value = state.copy(), value
                     bar.update()
@@ -348,7 +370,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def _trace_dtype(self):
         """The fields of :attr:`trace_` (``nodes`` holds one count per level)."""
         return np.dtype([("rcdll", float), ("n_components", np.int64), ("acceptance", float),
-                         ("nodes", np.int64, (self.depth_,))])
+                         ("nodes", np.int64, (self.depth_,))]
+                        + [(move, float) for move in _sampler.RESTRUCTURING])
 
     def _store(self, data, state, value, trace, burn_in):
         K = state.K
