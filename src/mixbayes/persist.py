@@ -280,7 +280,8 @@ def _array_specs(model, scalars):
                 "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
                 "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
                 "linkage_": (("*", 4), "linkage"),
-                "depth_scores_": (("*",), "depth_scores", "optional")}
+                "depth_scores_": (("*",), "depth_scores", "optional"),
+                "level_samples_": (("*", "L", "n"), "int", "optional")}
         kind = model.covariance_type
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
         rule = "f" if kind == "full" else "+"

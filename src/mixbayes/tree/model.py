@@ -31,6 +31,17 @@ from ._tree import Tree, linkage_to_newick, simplify
 AUTO_DEPTHS = (1, 2, 3, 4, 5)  # the depths depth="auto" compares
 
 
+def _kept_sweeps(n_iter, burn_in, n_chains, max_samples):
+    """The sweeps (per chain) whose paths ``level_samples_`` keeps: at most ``max_samples``
+    over the chains, evenly spaced after burn-in."""
+    after = np.arange(burn_in, n_iter)
+    per_chain = max_samples // n_chains if max_samples else 0
+    if per_chain == 0 or after.size == 0:
+        return set()
+    pick = np.unique(np.linspace(0, after.size - 1, min(per_chain, after.size)).round())
+    return set(after[pick.astype(int)].tolist())
+
+
 COVARIANCE_TYPES = ("known", "full", "diag", "spherical")
 
 
@@ -168,6 +179,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         about :math:`\gamma` each to share a parent, so the posterior gives most of them
         parents of their own, and two sibling leaves merge at odds about
         :math:`\gamma/\alpha`.)
+    max_samples : int, default=200
+        Most sweeps after burn-in whose paths are kept, over all chains and evenly spaced
+        (``level_samples_``, int32, depth x n_samples each; :meth:`partition_summary` reads
+        them); 0 keeps none.
     random_state : int, Generator or None, default=0
     verbose : int, default=0
 
@@ -212,6 +227,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         ``fcluster(linkage_, k, "maxclust")`` cuts the sampled tree's upper levels first.
         Dendrogram purity of it is higher than of the depth-L :attr:`paths_` (whose pairs in a
         multi-way node all meet there).
+    level_samples_ : ndarray of shape (n_kept, depth, n_samples)
+        Every point's node at every level in up to ``max_samples`` sweeps after burn-in
+        (raw node numbers of each sweep's state: only which points share one matters).
     log_evidence_ : float
         :math:`\log p(X\mid T)` of :attr:`linkage_`'s root: Bayesian hierarchical clustering's
         marginal likelihood of the points under a Dirichlet-process mixture of the
@@ -245,6 +263,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         "random_state": RandomState(),
         "verbose": Interval("int", 0),
         "init": Options(("ward", "single")),
+        "max_samples": Interval("int", 0),
         "covariance_type": Options(COVARIANCE_TYPES),
         "moves": Options(("all", "path")),
     }
@@ -253,8 +272,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                  path_concentration=0.1, margin_weight=0.0, margin=1.0,
                  discriminant_variance=1.0, covariance_type="known", observation_variance=None,
                  mean_prior_variance=None, n_iter=100, burn_in=None, n_chains=1, init="ward",
-                 moves="all",
-                 random_state=0, verbose=0):
+                 moves="all", max_samples=200, random_state=0, verbose=0):
         self.depth = depth
         self.top_concentration = top_concentration
         self.branch_concentration = branch_concentration
@@ -269,6 +287,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.burn_in = burn_in
         self.n_chains = n_chains
         self.init = init
+        self.max_samples = max_samples
         self.moves = moves
         self.random_state = random_state
         self.verbose = verbose
@@ -333,6 +352,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         streams = check_random_state(self.random_state).spawn(self.n_chains + 1)[1:]
         moves = _sampler.MOVES if self.moves == "all" else _sampler.PLAIN
         start = (None, None) if self.init == "single" else (start.paths, start.paths[:, -1])
+        keep = _kept_sweeps(self.n_iter, burn_in, self.n_chains, self.max_samples)
+        samples = []
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
             state = _sampler.initial_state(data, rng, reg_rng, *start)
@@ -346,9 +367,31 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                                            *(stats[m] for m in _sampler.RESTRUCTURING))
                     if sweep >= burn_in and value > best_value:
                         best, best_value = state.copy(), value
+                    if sweep in keep:
+                        samples.append(state.paths.T.astype(np.int32))
                     bar.update()
         self._store(data, best, best_value, trace, burn_in)
+        self.level_samples_ = (np.array(samples, dtype=np.int32) if samples else
+                               np.zeros((0, self.depth_, data.n_points), dtype=np.int32))
         return self
+
+    def partition_summary(self, level=None, loss="vi", credible_level=0.95, random_state=0):
+        """The posterior of the partition at ``level`` (1..depth; default the leaves) over the
+        kept sweeps (``level_samples_``; :func:`mixbayes.partition.summarise`): the partition
+        of least expected ``loss``, its credible ball at ``credible_level`` and the posterior
+        of the number of clusters."""
+        from .. import partition
+
+        check_is_fitted(self, "labels_")
+        level = self.depth_ if level is None else level
+        rule = Interval("int", 1, self.depth_)
+        if not rule.accepts(level):
+            raise ValueError(f"level must be {rule.describe()}; got {level!r}.")
+        if self.level_samples_.shape[0] < 2:
+            raise ValueError("fewer than 2 sweeps were kept (max_samples, n_iter or burn_in "
+                             "too small): nothing to summarise.")
+        return partition.summarise(self.level_samples_[:, level - 1], loss=loss,
+                                   level=credible_level, random_state=random_state)
 
     def _fit_auto(self, X):
         """``depth="auto"``: a fit at every depth of ``AUTO_DEPTHS`` (up to the number of
