@@ -164,6 +164,81 @@ def test_each_kind_makes_a_self_contained_page(saved, kind):
                 assert labels[i] == c["id"]
 
 
+def _signed_principal_axes(points):
+    """The first two principal axes of ``points`` (by SVD of the centred points), each signed
+    so that its largest coordinate is positive (the report's rule, so the picture never flips)."""
+    centre = points.mean(axis=0)
+    basis = np.linalg.svd(points - centre, full_matrices=False)[2][:2].T.copy()
+    for axis in range(2):
+        basis[:, axis] *= np.sign(basis[np.argmax(np.abs(basis[:, axis])), axis])
+    return centre, basis
+
+
+def _assert_gaussian_geometry(payload, model, points, centre, basis):
+    """Every point, centre and 2-sigma ellipse on the page is the model's projected on
+    ``basis``: an ellipse (semi-axes a >= b, angle t of a) rebuilt as the covariance
+    R(t) diag((a/2)^2, (b/2)^2) R(t)^T is the component's covariance projected, B^T S B."""
+    shown = np.array(payload["points"])
+    np.testing.assert_allclose(shown[:, :2], (points - centre) @ basis, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(shown[:, 2], model.labels_)
+    components = payload["components"]
+    assert [c["id"] for c in components] == list(np.flatnonzero(np.bincount(
+        model.labels_, minlength=model.n_components)))
+    for c in components:
+        k = c["id"]
+        np.testing.assert_allclose(c["mean"], model.means_[k], rtol=1e-4)
+        np.testing.assert_allclose(c["centre"], (model.means_[k] - centre) @ basis, rtol=1e-4,
+                                   atol=1e-4)
+        a, b, angle = c["ellipse"]
+        assert a >= b > 0
+        t = np.radians(angle)
+        R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+        rebuilt = R @ np.diag([(a / 2) ** 2, (b / 2) ** 2]) @ R.T
+        projected = basis.T @ model.covariance_matrix(k) @ basis
+        np.testing.assert_allclose(rebuilt, projected, rtol=1e-3,
+                                   atol=1e-4 * np.abs(projected).max(), err_msg=f"component {k}")
+        # and directly: the semi-axes are twice the square roots of its eigenvalues
+        np.testing.assert_allclose([b, a], 2 * np.sqrt(np.linalg.eigvalsh(projected)), rtol=1e-4)
+
+
+def test_gaussian_points_centres_and_ellipses_are_the_model_projected(saved):
+    # three features: the points' principal plane
+    model, points = saved[1]["gmm"], np.load(saved[3] / "points.npy")
+    assert points.shape[1] == 3
+    payload = _payload(build_report(model, points))
+    _assert_gaussian_geometry(payload, model, points, *_signed_principal_axes(points))
+    # two: the picture is the features themselves, uncentred
+    points, _ = mb.datasets.make_gaussian_mixture(100, 2, 3, random_state=1)
+    model = mb.VariationalGaussianMixture(3, n_init=1, random_state=0).fit(points)
+    payload = _payload(build_report(model, points))
+    _assert_gaussian_geometry(payload, model, points, np.zeros(2), np.eye(2))
+
+
+def test_tree_nodes_carry_the_tree_weights_sizes_and_means(saved):
+    model, points = saved[1]["tree"], np.load(saved[3] / "points.npy")
+    tree = model.tree_
+    payload = _payload(build_report(model, points))
+    nodes = payload["nodes"]
+    assert [node["id"] for node in nodes] == list(range(tree.n_nodes))
+    for z, node in enumerate(nodes):
+        assert node["parent"] == tree.parent[z] and node["level"] == tree.level[z]
+        assert node["share"] == pytest.approx(tree.size[z] / tree.size[0])
+        w = tree.weights[z]
+        top = [c for c in sorted(range(w.size), key=lambda c: (-w[c], c)) if w[c] > 0][:5]
+        assert [entry["component"] for entry in node["components"]] == top, z
+        np.testing.assert_allclose([entry["weight"] for entry in node["components"]], w[top],
+                                   rtol=1e-4, err_msg=f"node {z}")
+    assert sum(len(node["components"]) for node in nodes) > tree.n_nodes  # weights spread
+    # the components' means and the points on the points' principal plane, with their paths
+    centre, basis = _signed_principal_axes(points)
+    np.testing.assert_allclose(payload["component_means"], tree.means, rtol=1e-4)
+    np.testing.assert_allclose(payload["means"], (tree.means - centre) @ basis, rtol=1e-4,
+                               atol=1e-4)
+    shown = np.array(payload["points"])
+    np.testing.assert_allclose(shown[:, :2], (points - centre) @ basis, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(shown[:, 2:], model.paths_)
+
+
 @pytest.mark.filterwarnings("ignore::mixbayes.ConvergenceWarning")  # 4 sweeps: a picture only
 def test_points_are_subsampled_and_the_gaussian_hdp_drawn():
     points, _ = mb.datasets.make_gaussian_mixture(4000, 3, 2, random_state=0)

@@ -65,13 +65,34 @@ def local(counts):
     return fitted
 
 
-@pytest.mark.parametrize("rows", [(150,), (75, 75), (0, 1, 149)],
-                         ids=["1 shard", "2 shards", "3 shards: empty, one row"])
+# 19 shards, uneven, four empty and two of one row: more than the reduce's fan-in (FAN_IN = 8
+# parts summed per task), so the sum takes two rounds and a part left out of one shows here
+MANY = (0, 1, 20, 3, 0, 9, 14, 2, 11, 0, 7, 5, 13, 1, 18, 6, 0, 25, 15)
+
+
+@pytest.mark.parametrize("rows", [(150,), (75, 75), (0, 1, 149), MANY],
+                         ids=["1 shard", "2 shards", "3 shards: empty, one row",
+                              "19 shards: uneven, empty ones, over the fan-in"])
 def test_same_fit_as_in_process(client, counts, local, rows):
     X = da.from_array(counts, chunks=(rows, (60,)), asarray=False)
     remote = _model().fit(X)
     _assert_same_fit(local(), remote)
     assert remote.labels_.chunks == (tuple(size for size in rows if size),)
+
+
+@pytest.mark.parametrize("first", [None, lambda part: 10 * part])
+def test_tree_reduce_sums_every_part(client, first):
+    """Every part enters the sum once, whatever their number against the fan-in: a lone part,
+    exactly FAN_IN, one over, three rounds (65), and futures."""
+    from mixbayes.distributed._dask import FAN_IN, total, tree_reduce
+
+    assert FAN_IN == 8  # the counts below straddle it
+    scale = 1 if first is None else 10
+    for n in (1, 8, 9, 65):
+        parts = [2 ** i for i in range(n)]  # a part dropped or counted twice changes a bit
+        assert tree_reduce(client, parts, total, first).result() == scale * (2 ** n - 1), n
+    futures = client.scatter(list(range(1, 21)))
+    assert tree_reduce(client, futures, total).result() == 210
 
 
 def test_same_fit_with_fitted_priors(client, counts, local):

@@ -331,6 +331,68 @@ def test_block_diagonal_log_determinant_approaches_the_full_one():
     assert gaps[-1] < 0.05, gaps
 
 
+def test_evidence_and_dispersion_equal_their_formulas_by_hand():
+    """The module docstring's log marginal likelihood, null, Bayes factor and dispersion,
+    recomputed term by term on a tiny fit: the posterior and the Pearson statistic densely over
+    all n x p cells, the block log-determinants from a numerical Hessian of the log posterior
+    (topics in simplex coordinates, weights in logits), both Dirichlet normalisers from lnGamma
+    written as normalisers. A dropped K, p or count moves these by nats, not by 1e-9."""
+    from scipy.special import gammaln
+    from scipy.stats import chi2
+
+    X, model = _small_fit(8, 0)
+    n, p = X.shape
+    K, alpha, c = model.n_components, model.topic_prior_, 1.0 / model.n_components
+    Xd = X.toarray()
+    assert np.all(Xd.sum(axis=0) > 0) and np.all(Xd.sum(axis=1) > 0)  # nothing dropped
+
+    def clip(P, axis):  # the documented guard: [1e-14, 1 - 1e-14], renormalised
+        P = np.clip(P, 1e-14, 1 - 1e-14)
+        return P / P.sum(axis=axis, keepdims=True)
+
+    theta, omega = clip(model.topics_.T, 0), clip(model.doc_topic_, 1)  # (p, K), (n, K)
+    q = omega @ theta.T
+    L = np.sum(Xd * np.log(q)) + alpha * np.sum(np.log(theta)) + c * np.sum(np.log(omega))
+    phi = np.log(omega[:, 1:]) - np.log(omega[:, :1])
+    x0 = np.concatenate([theta.ravel(), phi.ravel()])
+    H = _hessian_from_gradient(
+        lambda v: _log_posterior_gradient(v[:p * K], v[p * K:], Xd, alpha, p, n, K), x0)
+    word_dets = [np.linalg.slogdet(-H[j * K:(j + 1) * K, j * K:(j + 1) * K])[1]
+                 for j in range(p)]
+    s = p * K
+    doc_dets = np.array([np.linalg.slogdet(-H[s + i * (K - 1):s + (i + 1) * (K - 1),
+                                               s + i * (K - 1):s + (i + 1) * (K - 1)])[1]
+                         for i in range(n)])
+    floored = np.maximum(np.concatenate([word_dets, doc_dets]), -10.0).sum()
+    D = int(np.sum(doc_dets > -10.0))
+    assert D == n  # every document block counts here, so D below is n
+
+    def log_dirichlet_normaliser(a, size):  # log of Gamma(size a) / Gamma(a)^size
+        return gammaln(size * a) - size * gammaln(a)
+
+    expected = (L + np.log(np.arange(1, K + 1)).sum()
+                - 0.5 * floored
+                + 0.5 * (K * p + np.sum(omega > 0.01)) * np.log(2 * np.pi)
+                + K * log_dirichlet_normaliser(alpha + 1.0, p)
+                + D * log_dirichlet_normaliser(1.0 / K + 1.0, K))
+    totals = Xd.sum(axis=0)
+    null = (np.sum(totals * np.log(totals / totals.sum()))
+            - 0.5 * (n + p) * (np.log(totals.sum()) - np.log(2 * np.pi)))
+    m = Xd.sum(axis=1, keepdims=True)
+    pearson = np.sum((Xd - m * q) ** 2 / (m * q * (1 - q)))
+    df = np.sum(m * q > 0.01) - p - (n * (K - 1) + K * (p - 1))
+    assert df > 0
+
+    got = evidence.topic_evidence(model, X)
+    assert got.n_components == K
+    assert got.log_marginal_likelihood == pytest.approx(expected, rel=1e-7, abs=1e-5)
+    assert got.log_null == pytest.approx(null, rel=1e-12)
+    assert got.log_bayes_factor == pytest.approx(expected - null, rel=1e-7, abs=1e-5)
+    assert got.degrees_of_freedom == df
+    assert got.dispersion == pytest.approx(pearson / df, rel=1e-9)
+    assert got.p_value == pytest.approx(chi2.sf(pearson, df), rel=1e-8)
+
+
 # ------------------------------------------------------------------ choosing K
 @pytest.mark.slow  # a K = 5..15 scan on five corpora
 def test_reference_recipe_selects_near_ten():
