@@ -58,14 +58,14 @@ def test_the_chain_leaves_its_start():
 
 def test_the_fit_records_every_move():
     X, _ = mb.datasets.make_tree_data(60, random_state=0)
-    fitted = mb.HierarchicalMixture(2, n_iter=4, burn_in=0, init="single").fit(X)
+    fitted = mb.HierarchicalMixture(2, n_iter=4, burn_in=0, init="single", moves="all").fit(X)
     for move in _sampler.RESTRUCTURING:
         rates = fitted.trace_[move]
         assert np.all(np.isnan(rates) | ((rates >= 0) & (rates <= 1)))
         assert np.any(np.isfinite(rates))
-    plain = mb.HierarchicalMixture(2, n_iter=2, moves="path").fit(X)
+    plain = mb.HierarchicalMixture(2, n_iter=2).fit(X)  # the default: per-point moves only
     assert np.all(np.isnan(plain.trace_["split_merge"]))
-    regularised = mb.HierarchicalMixture(2, n_iter=2, margin_weight=1.0).fit(X)
+    regularised = mb.HierarchicalMixture(2, n_iter=2, margin_weight=1.0, moves="all").fit(X)
     assert np.all(np.isnan(regularised.trace_["regraft"]))  # off when C > 0 ...
     assert np.any(np.isfinite(regularised.trace_["components"]))  # ... this one is not
 
