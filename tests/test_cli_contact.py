@@ -11,28 +11,7 @@ import pytest
 import mixbayes as mb
 from mixbayes.cli import main
 
-TEXTS = [
-    "The patient's heart and the blood pressure, of the heart: measured twice!",
-    "Blood cells and the heart of the patient; the cells were counted.",
-    "Heart rate of patients, blood flow and the pressure in the heart.",
-    "The aircraft wing and the flow of air over the wing, at high speed.",
-    "Wing design: the lift of an aircraft, and the drag of the air flow.",
-    "Air speed over the wing of the aircraft and the lift it gives.",
-] * 3
-
-
-def _cli(capsys, *args):
-    status = main(list(args))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def _one_line_error(status, err, *fragments):
-    assert status == 1, err
-    assert err.startswith("mixbayes: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for fragment in fragments:
-        assert fragment in err, (fragment, err)
+from test_cli_first_contact import TEXTS, _cli, _one_line_error  # noqa: F401
 
 
 @pytest.fixture

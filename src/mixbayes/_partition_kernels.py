@@ -132,8 +132,18 @@ def salso_run(draws, n_labels, loss, max_clusters, order, max_sweeps):
 
 
 @njit(cache=True)
-def vi_to_draws(labels, draws, n_labels):
-    """Variation of information (nats) between ``labels`` and every draw."""
+def _cell(c, loss):
+    """A contingency cell's term: :math:`c\log c` (VI) or :math:`\binom c2` (Binder)."""
+    if c <= 0:
+        return 0.0
+    return c * np.log(c) if loss == VI else c * (c - 1.0) / 2.0
+
+
+@njit(cache=True)
+def loss_to_draws(labels, draws, n_labels, loss):
+    """The loss between ``labels`` and every draw: with cell terms :math:`f` (:func:`_cell`),
+    :math:`[\sum_a f(n_a) + \sum_b f(n_b) - 2\sum_{ab} f(n_{ab})]` over :math:`n` (VI in
+    nats) or over :math:`\binom n2` (Binder's share of pairs in disagreement)."""
     T, n = draws.shape
     k = labels.max() + 1
     out = np.empty(T)
@@ -143,9 +153,9 @@ def vi_to_draws(labels, draws, n_labels):
         own[labels[i]] += 1
     base = 0.0
     for a in range(k):
-        if own[a] > 0:
-            base += own[a] * np.log(own[a])
+        base += _cell(own[a], loss)
     theirs = np.zeros(n_labels)
+    norm = n if loss == VI else n * (n - 1) / 2.0
     for t in range(T):
         table[:, :] = 0.0
         theirs[:] = 0.0
@@ -154,41 +164,8 @@ def vi_to_draws(labels, draws, n_labels):
             theirs[draws[t, i]] += 1
         joint, marginal = 0.0, 0.0
         for b in range(n_labels):
-            if theirs[b] > 0:
-                marginal += theirs[b] * np.log(theirs[b])
+            marginal += _cell(theirs[b], loss)
             for a in range(k):
-                if table[a, b] > 0:
-                    joint += table[a, b] * np.log(table[a, b])
-        out[t] = (base + marginal - 2.0 * joint) / n
-    return out
-
-
-@njit(cache=True)
-def binder_to_draws(labels, draws, n_labels):
-    """Binder's loss (pairs of items on which the two partitions disagree, over all pairs)
-    between ``labels`` and every draw."""
-    T, n = draws.shape
-    k = labels.max() + 1
-    out = np.empty(T)
-    table = np.zeros((k, n_labels))
-    own = np.zeros(k)
-    for i in range(n):
-        own[labels[i]] += 1
-    same = 0.0
-    for a in range(k):
-        same += own[a] * (own[a] - 1) / 2
-    theirs = np.zeros(n_labels)
-    pairs = n * (n - 1) / 2
-    for t in range(T):
-        table[:, :] = 0.0
-        theirs[:] = 0.0
-        for i in range(n):
-            table[labels[i], draws[t, i]] += 1
-            theirs[draws[t, i]] += 1
-        both, other = 0.0, 0.0
-        for b in range(n_labels):
-            other += theirs[b] * (theirs[b] - 1) / 2
-            for a in range(k):
-                both += table[a, b] * (table[a, b] - 1) / 2
-        out[t] = (same + other - 2.0 * both) / pairs
+                joint += _cell(table[a, b], loss)
+        out[t] = (base + marginal - 2.0 * joint) / norm if norm > 0 else 0.0
     return out

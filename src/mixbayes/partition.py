@@ -152,11 +152,10 @@ def loss_to_draws(labels, draws, loss="vi"):
     draws = _check_draws(draws, min_draws=1)
     labels = _check_labels(labels, draws.shape[1], "labels")
     n_labels = int(draws.max()) + 1
-    if loss == "vi":
-        return kernels.vi_to_draws(labels, draws, n_labels) / LOG2
-    if loss == "binder":
-        return kernels.binder_to_draws(labels, draws, n_labels)
-    raise ValueError(f"loss must be one of 'vi', 'binder'; got {loss!r}.")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of 'vi', 'binder'; got {loss!r}.")
+    out = kernels.loss_to_draws(labels, draws, n_labels, LOSSES[loss])
+    return out / LOG2 if loss == "vi" else out
 
 
 def expected_loss(labels, draws, loss="vi"):
@@ -306,7 +305,8 @@ def chain_diagnostics(chains):
     steps = []
     for c in chains:
         n_labels = int(c.max()) + 1
-        steps.append(np.array([kernels.vi_to_draws(c[t], c[t + 1:t + 2], n_labels)[0]
+        steps.append(np.array([kernels.loss_to_draws(c[t], c[t + 1:t + 2], n_labels,
+                                                     kernels.VI)[0]
                                for t in range(c.shape[0] - 1)]) / LOG2)
     k = np.array([c.max(axis=1) + 1 for c in chains], dtype=float)
     ok = k.shape[1] >= 4
