@@ -429,12 +429,24 @@ def linkage_branches(model):
     return top, branch_of, mixed
 
 
+def dendrogram_clusters(Z, max_leaves=60):
+    """How many clusters a dendrogram figure of ``Z`` shows at its foot: the sampled tree's
+    components (every merge from stage 1 up) when there are at most ``max_leaves`` of them
+    and more than one, else the top ``max_leaves`` (all the points when there are fewer)."""
+    n = Z.shape[0] + 1
+    above = int(np.sum(Z[:, 2] >= 1.0))
+    if 1 <= above < max_leaves:
+        return above + 1
+    return min(max_leaves, n)
+
+
 def plot_dendrogram(model, max_leaves=60):
     """The full dendrogram (:attr:`~mixbayes.HierarchicalMixture.linkage_`) of a fitted tree:
-    scipy's dendrogram, its branches coloured by the sampled tree's top-level branch, cut to
-    the last ``max_leaves`` merges when there are more points (a leaf then shows its size in
-    brackets). Heights are stages: below 1 points within a component, below 2 components
-    within a leaf, then one unit per level of the sampled tree's inner nodes (dashed lines)."""
+    scipy's dendrogram, its branches coloured by the sampled tree's top-level branch, its foot
+    the sampled tree's components (or the top ``max_leaves`` clusters when there are more,
+    :func:`dendrogram_clusters`; a contracted leaf shows its size in brackets). Heights are
+    stages: below 1 points within a component, below 2 components within a leaf, then one
+    unit per level of the sampled tree's inner nodes (dashed lines)."""
     import matplotlib.pyplot as plt
     from scipy.cluster.hierarchy import dendrogram
 
@@ -443,8 +455,8 @@ def plot_dendrogram(model, max_leaves=60):
     top, branch_of, mixed = linkage_branches(model)
     colour_of = {node: f"C{i % 10}" for i, node in enumerate(np.unique(top))}
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    truncate = dict(truncate_mode="lastp", p=max_leaves, show_contracted=True) \
-        if n > max_leaves else {}
+    shown = dendrogram_clusters(Z, max_leaves)
+    truncate = dict(truncate_mode="lastp", p=shown, show_contracted=True) if shown < n else {}
     dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
                link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
                **truncate)
@@ -453,8 +465,7 @@ def plot_dendrogram(model, max_leaves=60):
         ax.axhline(stage, color="0.75", lw=0.8, ls="--", zorder=0)
     ax.set_ylabel("stage (components < 1 < leaves < 2 < levels above)")
     ax.set_title(f"full dendrogram of {plural(n, 'point')}"
-                 + (f" (its top {max_leaves} clusters; (size) under each)"
-                    if n > max_leaves else "")
+                 + (f" (its top {shown} clusters; (size) under each)" if shown < n else "")
                  + "\ncolour: the sampled tree's top-level branch; grey: above them",
                  fontsize=10)
     for side in ("top", "right"):

@@ -329,6 +329,7 @@ def gaussian_payload(model, points=None, feature_names=None):
 
 
 # --------------------------------------------------------------------------- tree model
+MAIN_WEIGHT = 1e-3  # a node's components listed on the page: those of at least this weight
 def tree_payload(model, points=None, feature_names=None):
     """The tree (nodes by level, disc area = points through the node), every node's top
     components, the points' paths in the 2-D projection, and the sampler's trace."""
@@ -351,7 +352,7 @@ def tree_payload(model, points=None, feature_names=None):
     for z in range(tree.n_nodes):
         order = np.argsort(-tree.weights[z], kind="stable")[:5]
         top = [dict(component=int(c), weight=_round(tree.weights[z, c])) for c in order
-               if tree.weights[z, c] > 0]
+               if tree.weights[z, c] >= MAIN_WEIGHT]
         leaf = not children[z]
         nodes.append(dict(id=int(z), parent=int(tree.parent[z]), level=int(tree.level[z]),
                           depth=levels[int(tree.level[z])], x=float(x[z]),
@@ -394,20 +395,21 @@ def tree_payload(model, points=None, feature_names=None):
 
 
 def _dendrogram(model, shown=40):
-    """The top of the full dendrogram (``linkage_``): its last ``shown - 1`` merges over
-    ``shown`` clusters, laid out as scipy's dendrogram is (clusters evenly spaced in the
+    """The top of the full dendrogram (``linkage_``): its merges above the sampled tree's
+    components, or its last ``shown - 1`` merges when there are more
+    (:func:`mixbayes.plotting.dendrogram_clusters`), laid out as scipy's dendrogram is (clusters evenly spaced in the
     merge order, a merge centred over its two sides). ``links``: x of the left and right
     side, their heights, the merge's height, its size and its top-level branch of the
     sampled tree (-1 when it spans several); ``clusters``: x, size and branch of each
     cluster at the bottom."""
-    from ..plotting import linkage_branches
+    from ..plotting import dendrogram_clusters, linkage_branches
 
     Z = model.linkage_
     n = Z.shape[0] + 1
     if n < 2:
         return None
     _, branch_of, mixed = linkage_branches(model)
-    rows = min(shown - 1, n - 1)
+    rows = dendrogram_clusters(Z, shown) - 1
     first = n - 1 - rows  # rows from here on are drawn
     height = np.concatenate([np.zeros(n), Z[:, 2]])
     x, clusters, links = {}, [], []
