@@ -68,4 +68,11 @@ def twice(py_func):
     return dispatch
 
 
-_PARALLEL_FROM = 200_000  # multiply-adds per call
+# multiply-adds per call from which the parallel build runs. A parallel region's threads wait
+# for work by spinning; on a machine whose other core is busy they are descheduled and a
+# region stalls for milliseconds (issue 23). At 200,000 a VariationalGaussianMixture(3,
+# n_init=5) on wdbc (569 x 30, full: 1.5 million a call) ran 0.42 s quiet, 4.2x that beside
+# one busy process and 11.7x beside three; serial below 5 million it runs 0.28 s quiet, 1.2x
+# and 2.7x (a fair share beside three is 2.5x). Large fits (a DMM of 20,000 x 5,000 at K = 20,
+# 40 million a call) still run in parallel.
+_PARALLEL_FROM = 5_000_000
