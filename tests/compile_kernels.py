@@ -48,6 +48,7 @@ def documents_and_points():
         _kernel_tools._PARALLEL_FROM = parallel_from
         mb.DirichletMultinomialMixture(3).fit(docs.counts)
         mb.VariationalGaussianMixture(3).fit(X)
+        mb.TopicModel(3).fit(docs.counts)
     _kernel_tools._PARALLEL_FROM = threshold
     draws = np.random.default_rng(0).integers(0, 3, (4, 10))  # the partition summaries
     estimate = mb.partition.point_estimate(draws, n_runs=1)

@@ -41,6 +41,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..families._kernel_tools import twice
+
 _N_CHUNKS = 64
 
 
@@ -237,8 +239,7 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
     return n_steps
 
 
-@njit(cache=True, parallel=True)
-def solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
+def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
                   steps_N):
     """:func:`solve_document` for every document (rows of CSR counts), in parallel.
 
@@ -266,8 +267,7 @@ def solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, m
                 current[k] = solution[k]
 
 
-@njit(cache=True, parallel=True)
-def em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
+def _em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
     r"""Document half of the EM step, and the log-likelihood at the current parameters.
 
     For every non-zero :math:`x_{ij}` writes ``ratio`` = :math:`x_{ij}/q_{ij}` (CSR order) and sets
@@ -299,8 +299,7 @@ def em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_
     return partial.sum()
 
 
-@njit(cache=True, parallel=True)
-def em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_counts_PK):
+def _em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_counts_PK):
     r"""Word half of the EM step: :math:`\hat x_{jk} = \theta_{jk}\sum_i \omega_{ik}x_{ij}/q_{ij}`.
 
     ``col_*`` are the CSC structure of the counts and ``col_to_csr`` maps each CSC entry to its
@@ -320,8 +319,7 @@ def em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_c
             out[k] *= theta_PK[j, k]
 
 
-@njit(cache=True, parallel=True)
-def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
+def _log_likelihood(indptr, indices, data, theta_PK, omega_NK):
     r""":math:`\sum_{ij} x_{ij}\log q_{ij}` (fixed-order reduction over 64 chunks of documents)."""
     n = indptr.shape[0] - 1
     size = (n + _N_CHUNKS - 1) // _N_CHUNKS
@@ -463,3 +461,39 @@ def weight_block_log_determinants(indptr, indices, data, q, theta_PK, omega_NK, 
                 H[k - 1, h - 1] = value
                 H[h - 1, k - 1] = value
         out_N[i] = _log_determinant(H, K - 1)
+
+
+# The fit loop's kernels: a serial and a parallel build each, the parallel one from
+# _kernel_tools._PARALLEL_FROM multiply-adds (the families' policy: a spinning parallel region
+# stalls beside busy processes, and costs more than a small corpus's whole pass). The weight
+# solve counts about ten multiply-adds per entry and topic for its Newton steps.
+_solve_weights_builds = twice(_solve_weights)
+_em_documents_builds = twice(_em_documents)
+_em_words_builds = twice(_em_words)
+_log_likelihood_builds = twice(_log_likelihood)
+
+
+def solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
+                  steps_N):
+    return _solve_weights_builds(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol,
+                                 max_steps, steps_N, work=10 * data.size * theta_PK.shape[1])
+
+
+def em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
+    return _em_documents_builds(indptr, indices, data, theta_PK, omega_NK, ratio,
+                                topic_counts_NK, work=data.size * theta_PK.shape[1])
+
+
+def em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_counts_PK):
+    return _em_words_builds(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK,
+                            word_counts_PK, work=ratio.size * theta_PK.shape[1])
+
+
+def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
+    return _log_likelihood_builds(indptr, indices, data, theta_PK, omega_NK,
+                                  work=data.size * theta_PK.shape[1])
+
+
+for _public, _raw in ((solve_weights, _solve_weights), (em_documents, _em_documents),
+                      (em_words, _em_words), (log_likelihood, _log_likelihood)):
+    _public.__doc__ = _raw.__doc__
