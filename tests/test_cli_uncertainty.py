@@ -47,10 +47,21 @@ def test_uncertainty_writes_the_partitions_posterior(tmp_path, capsys, model, ex
     assert (tmp_path / "out" / "similarity.png").stat().st_size > 5_000
 
 
-def test_uncertainty_is_refused_where_it_does_not_apply(tmp_path, capsys):
-    X, _ = mb.datasets.make_tree_data(40, kind="nested", random_state=0)
+def test_uncertainty_of_the_trees_leaves(tmp_path, capsys):
+    """The tree's leaves over its kept sweeps; refused where a command has no partition to
+    summarise (topics has no --uncertainty)."""
+    X, truth = mb.datasets.make_tree_data(60, 2, "nested", branching=(2, 2), leaf_spread=8.0,
+                                          parent_spread=30.0, random_state=0)
     np.savetxt(tmp_path / "in.csv", X, delimiter=",")
-    status = main(["cluster", str(tmp_path / "in.csv"), "--model", "tree", "--uncertainty",
-                   "--out", str(tmp_path / "out")])
-    err = capsys.readouterr().err
-    assert status != 0 and "--uncertainty applies to --model dmm or gmm or hdp, not --model tree" in err
+    status = main(["cluster", str(tmp_path / "in.csv"), "--model", "tree", "--n-iter", "20",
+                   "--uncertainty", "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert status == 0 and "the leaves over the kept sweeps" in out
+    rows = _rows(tmp_path / "out" / "assignments.csv")
+    assert rows[0][-2:] == ["point_estimate", "certainty"]
+    estimate = [int(r[-2]) for r in rows[1:]]
+    assert mb.metrics.ari(truth.paths[:, 1], estimate) > 0.85
+    with pytest.raises(SystemExit) as usage:  # topics takes no --uncertainty: a usage error
+        main(["topics", str(tmp_path / "in.csv"), "-k", "2", "--uncertainty"])
+    assert usage.value.code == 2 and "unrecognized arguments: --uncertainty" in \
+        capsys.readouterr().err

@@ -57,7 +57,7 @@ _CLUSTER_OPTIONS = {
     "gamma0_prior": ("--gamma0-prior", ("hdp",), None),
     "alpha0_prior": ("--alpha0-prior", ("hdp",), None),
     "groups": ("--groups", ("hdp",), None),
-    "uncertainty": ("--uncertainty", ("dmm", "gmm", "hdp"), False),
+    "uncertainty": ("--uncertainty", ("dmm", "gmm", "hdp", "tree"), False),
 }
 # options for documents; refused where the input is points (gmm, hdp --groups)
 _TEXT_OPTIONS = {"text_column": ("--text-column", "text"),
@@ -279,7 +279,8 @@ def build_parser():
                          help="hdp: the group of every point, one per line; INPUT is then "
                          "points, clustered by the Gaussian kernel")
     cluster.add_argument("--uncertainty", action="store_const", const=True, default=None,
-                         help="dmm, gmm, hdp: the posterior of the partition: partition.json "
+                         help="dmm, gmm, hdp, tree: the posterior of the partition (the "
+                         "tree's leaves): partition.json "
                          "(least expected VI partition, 95%% credible ball, P(number of "
                          "clusters)), each item's point estimate and certainty in "
                          "assignments.csv, similarity.png")

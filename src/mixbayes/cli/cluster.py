@@ -449,6 +449,12 @@ def _run_tree(args, settings, out, verbose, stream, start):
               f"level NMI {summary['scores_top_level']['nmi']:.3f}; dendrogram purity "
               f"{summary['dendrogram_purity']:.3f} (full dendrogram; sampled tree "
               f"{summary['dendrogram_purity_sampled_tree']:.3f})", file=stream)
+    if args.uncertainty:
+        if model.level_samples_.shape[0] < 2:
+            raise ValueError("--uncertainty: fewer than 2 sweeps after burn-in to summarise; "
+                             "raise --n-iter.")
+        write_uncertainty(out, model.level_samples_[:, -1], stream,
+                          note="the leaves over the kept sweeps")
     print(f"outputs written to {args.out}/", file=stream)
     return 0
 
