@@ -440,3 +440,24 @@ def test_tree_with_covariances_draws_each_components_ellipse():
     for k, drawn in enumerate(payload["ellipses"]):
         expected = _geometry.ellipse(tree.covariances_[k], basis)
         np.testing.assert_allclose(drawn, expected, rtol=1e-3, atol=1e-3)
+
+
+def test_a_sampler_s_page_shows_its_partition_posterior():
+    """A model that keeps draws of its partition (a Gibbs-fitted DMM here) ships the least
+    expected VI partition's sizes, the block similarities (between 0 and 1, as
+    mb.partition.block_similarity gives them) and its least certain documents, least first; a
+    variational fit ships none."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=6, random_state=1)
+    gibbs = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=30,
+                                           max_samples=10).fit(corpus.counts)
+    shown = _payload(build_report(gibbs, corpus))["partition"]
+    summary = gibbs.partition_summary()
+    assert shown["sizes"] == np.bincount(summary.estimate.labels).tolist()
+    blocks, certainty = mb.partition.block_similarity(gibbs.label_samples_,
+                                                      summary.estimate.labels)
+    np.testing.assert_allclose(shown["blocks"], blocks, atol=1e-3)
+    values = [r["certainty"] for r in shown["least_certain"]]
+    assert values == sorted(values) and values[0] == pytest.approx(certainty.min(), abs=1e-3)
+    assert {r["id"] for r in shown["least_certain"]} <= set(corpus.doc_ids)
+    vb = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
+    assert "partition" not in _payload(build_report(vb, corpus))

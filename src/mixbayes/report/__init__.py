@@ -93,6 +93,10 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
             payload = _extract.tree_payload(model, points, feature_names)
         else:
             payload = _extract.gaussian_payload(model, points, feature_names)
+    names = doc_ids if kind == "terms" else None
+    partition = _extract.partition_payload(model, names)
+    if partition is not None:
+        payload["partition"] = partition
     if selection is not None:
         rows = list(getattr(selection, "table", selection))
         chosen = getattr(model, "n_components", None)

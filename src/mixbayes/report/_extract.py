@@ -441,6 +441,48 @@ def _dendrogram(model, shown=40):
                         "(grey: above the branches)"))
 
 
+def partition_payload(model, names=None, shown=10):
+    """The posterior of the partition, for a model that keeps draws of it (a Gibbs-fitted
+    DMM's ``label_samples_``, the HDP's groups over its kept sweeps, the tree's leaves): the
+    least-expected-VI partition's clusters (sizes), the block-averaged posterior similarity
+    between and within them, the credible ball, the posterior of the number of clusters,
+    and the ``shown`` least certain items (mean similarity to the rest of their cluster).
+    None for a model without draws."""
+    from .. import partition
+
+    draws = _partition_draws(model)
+    if draws is None or draws.shape[0] < 2:
+        return None
+    summary = partition.summarise(draws)
+    estimate, ball = summary.estimate, summary.ball
+    blocks, certainty = partition.block_similarity(draws, estimate.labels)
+    if names is None or len(names) != draws.shape[1]:  # (a sample of the documents: rows)
+        names = [str(i) for i in range(draws.shape[1])]
+    names = list(names)
+    order = np.argsort(certainty, kind="stable")[:shown]
+    return dict(
+        sizes=np.bincount(estimate.labels).tolist(),
+        blocks=[[_round(v, 3) for v in row] for row in blocks],
+        least_certain=[dict(id=names[i], cluster=int(estimate.labels[i]),
+                            certainty=_round(certainty[i], 3)) for i in order],
+        note=(f"from {plural(summary.n_draws, 'draw')}: least expected VI "
+              f"{estimate.expected_loss:.3f} bits with {plural(estimate.n_clusters, 'cluster')}"
+              f"; {ball.level:.0%} credible ball of radius {ball.radius:.3f} bits, "
+              f"{int(ball.upper.max()) + 1} to {int(ball.lower.max()) + 1} clusters; "
+              "P(clusters) " + ", ".join(f"{k}: {p:.2f}" for k, p in sorted(
+                  summary.n_clusters.items(), key=lambda kv: -kv[1])[:4])))
+
+
+def _partition_draws(model):
+    samples = getattr(model, "label_samples_", None)
+    if type(model).__name__ == "HDPMixture":
+        samples = getattr(model, "group_label_samples_", None)
+    elif type(model).__name__ == "HierarchicalMixture":
+        levels = getattr(model, "level_samples_", None)
+        samples = None if levels is None else levels[:, -1]
+    return samples
+
+
 # --------------------------------------------------------------------------- shared pieces
 def _hdp_traces(model):
     chains = model.trace_.shape[0]

@@ -163,6 +163,34 @@
     });
   }
 
+  // posterior similarity between and within the point estimate's clusters, and the least
+  // certain items
+  function drawPartition() {
+    var P = D.partition, svg = $("similarity");
+    var W = 360, pad = 4, total = 0, edges = [0];
+    P.sizes.forEach(function (s) { total += s; edges.push(total); });
+    svgSize(svg, W + 2 * pad, W + 2 * pad);
+    var at = function (v) { return pad + W * v / total; };
+    P.blocks.forEach(function (row, a) {
+      row.forEach(function (v, b) {
+        var shade = Math.round(255 * (1 - v));
+        var cell = el("rect", { x: at(edges[b]).toFixed(1), y: at(edges[a]).toFixed(1),
+          width: Math.max(0.5, at(edges[b + 1]) - at(edges[b])).toFixed(1),
+          height: Math.max(0.5, at(edges[a + 1]) - at(edges[a])).toFixed(1),
+          fill: "rgb(" + shade + "," + shade + ",255)", class: "block" }, svg);
+        title(cell, "clusters " + a + " and " + b + ": " + fmt(v));
+      });
+    });
+    var table = html("table", {}, $("least-certain"));
+    var head = html("tr", {}, table);
+    ["item", "cluster", "certainty"].forEach(function (h) { html("th", {}, head, h); });
+    P.least_certain.forEach(function (r) {
+      var tr = html("tr", {}, table);
+      html("td", {}, tr, r.id); html("td", {}, tr, String(r.cluster));
+      html("td", {}, tr, fmt(r.certainty));
+    });
+  }
+
   // ------------------------------------------------------------------ the term panel
   function currentLambda() { return parseFloat($("lambda").value); }
 
@@ -493,6 +521,11 @@
       lineChart($("selection"), D.selection);
     }
     if (D.examples) show($("examples-panel"));
+    if (D.partition) {
+      show($("partition-panel"));
+      $("partition-note").textContent = D.partition.note;
+      drawPartition();
+    }
     if (D.dendrogram) {
       show($("dendrogram-panel"));
       $("dendrogram-note").textContent = D.dendrogram.note;
