@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_tree.py --write docs/benchmarks.md
 	$(PY) bench/bench_tree.py --scaling --write docs/benchmarks.md
 	$(PY) bench/bench_partition.py --write docs/benchmarks.md
+	$(PY) bench/bench_busy.py --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) mixbayes-demo build src/*.egg-info
