@@ -47,6 +47,16 @@ LOSSES = {"vi": kernels.VI, "binder": kernels.BINDER}
 LOG2 = np.log(2.0)
 
 
+def kept_sweeps(first, stop, at_most):
+    """The sweeps of ``first..stop-1`` whose draws a sampler keeps: at most ``at_most`` of
+    them, evenly spaced (a set; empty when ``at_most`` is 0)."""
+    after = np.arange(first, stop)
+    if at_most <= 0 or after.size == 0:
+        return set()
+    pick = np.unique(np.linspace(0, after.size - 1, min(at_most, after.size)).round())
+    return set(after[pick.astype(int)].tolist())
+
+
 def _check_draws(draws, name="draws", min_draws=2):
     """Draws as int64 (n_draws, n_items), each draw relabelled 0.. in order of appearance."""
     array = np.asarray(draws)
@@ -151,10 +161,14 @@ def loss_to_draws(labels, draws, loss="vi"):
     """The loss between ``labels`` and every draw: VI in bits, or Binder's share of pairs."""
     draws = _check_draws(draws, min_draws=1)
     labels = _check_labels(labels, draws.shape[1], "labels")
-    n_labels = int(draws.max()) + 1
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of 'vi', 'binder'; got {loss!r}.")
-    out = kernels.loss_to_draws(labels, draws, n_labels, LOSSES[loss])
+    return _losses(labels, draws, loss)
+
+
+def _losses(labels, draws, loss):
+    """:func:`loss_to_draws` of checked labels and draws (0.. within each row)."""
+    out = kernels.loss_to_draws(labels, draws, int(draws.max()) + 1, LOSSES[loss])
     return out / LOG2 if loss == "vi" else out
 
 
@@ -205,7 +219,7 @@ def point_estimate(draws, loss="vi", n_runs=16, max_clusters=None, max_sweeps=50
     for _ in range(n_runs):
         labels, passes = kernels.salso_run(draws, n_labels, LOSSES[loss], max_clusters,
                                            rng.permutation(n), max_sweeps)
-        value = expected_loss(labels, draws, loss)
+        value = float(np.mean(_losses(labels, draws, loss)))
         if value < best_loss - 1e-12:
             best, best_loss, best_passes = labels, value, passes
     labels = _by_size(best)
@@ -223,7 +237,7 @@ def credible_ball(draws, estimate, level=0.95):
     estimate = _check_labels(estimate, draws.shape[1], "estimate")
     if not isinstance(level, numbers.Real) or isinstance(level, bool) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1); got {level!r}.")
-    distance = loss_to_draws(estimate, draws, "vi")
+    distance = _losses(estimate, draws, "vi")
     ordered = np.sort(distance)
     radius = float(ordered[int(np.ceil(level * distance.size)) - 1])
     inside = np.flatnonzero(distance <= radius + 1e-12)

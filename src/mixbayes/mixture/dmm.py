@@ -31,6 +31,7 @@ from .._validation import Interval, Options, RandomState, check_counts
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
+from ..partition import kept_sweeps
 from ._base import MixtureState, VariationalMixture, is_distributed_input
 from ._gibbs import gibbs_sweeps
 
@@ -267,7 +268,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         for chain, (rng, start) in enumerate(zip(rngs, self._starts(X, family, rngs))):
             z0 = self._warm_up(X, start, rng).argmax(axis=1)
             trace, best_z, best_lj, samples = [], z0, -np.inf, []
-            keep = _thinned(self.n_sweeps, self.max_samples)
+            keep = kept_sweeps(self.n_sweeps // 2, self.n_sweeps, self.max_samples)
             with progress(self.n_sweeps, self.verbose, f"Gibbs chain {chain + 1}") as bar:
                 for sweep, (z, log_joint) in enumerate(gibbs_sweeps(
                     X, z0, self.n_components, alpha, theta, self.n_sweeps, rng, log_base_total
@@ -385,16 +386,6 @@ class DirichletMultinomialMixture(VariationalMixture):
 
 
 _RHAT_CEILING = 1.1
-
-
-def _thinned(n_sweeps, max_samples):
-    """The sweeps whose partitions are kept: at most ``max_samples``, evenly spaced over the
-    second half (the first is burn-in)."""
-    second = np.arange(n_sweeps // 2, n_sweeps)
-    if max_samples == 0 or second.size == 0:
-        return set()
-    pick = np.unique(np.linspace(0, second.size - 1, min(max_samples, second.size)).round())
-    return set(second[pick.astype(int)].tolist())
 
 
 def _stationary(draws):

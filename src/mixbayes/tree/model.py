@@ -19,6 +19,7 @@ from .._validation import (
     validate_params,
 )
 from ..diagnostics import effective_sample_size, split_rhat
+from ..partition import kept_sweeps
 from ..families.gaussian import (GaussianFamily, KnownVarianceMarginal, column_variances,
                                   data_scale, scaled_prior)
 from . import _regularisation as reg
@@ -29,19 +30,6 @@ from ._tree import Tree, linkage_to_newick, simplify
 
 
 AUTO_DEPTHS = (1, 2, 3, 4, 5)  # the depths depth="auto" compares
-
-
-def _kept_sweeps(n_iter, burn_in, n_chains, max_samples):
-    """The sweeps (per chain) whose paths ``level_samples_`` keeps: at most ``max_samples``
-    over the chains, evenly spaced after burn-in."""
-    after = np.arange(burn_in, n_iter)
-    per_chain = max_samples // n_chains if max_samples else 0
-    if per_chain == 0 or after.size == 0:
-        return set()
-    pick = np.unique(np.linspace(0, after.size - 1, min(per_chain, after.size)).round())
-    return set(after[pick.astype(int)].tolist())
-
-
 COVARIANCE_TYPES = ("known", "full", "diag", "spherical")
 
 
@@ -358,7 +346,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         streams = check_random_state(self.random_state).spawn(self.n_chains + 1)[1:]
         moves = _sampler.MOVES if self.moves == "all" else _sampler.PLAIN
         start = (None, None) if self.init == "single" else (start.paths, start.paths[:, -1])
-        keep = _kept_sweeps(self.n_iter, burn_in, self.n_chains, self.max_samples)
+        # at most max_samples over the chains: a share of them from every chain
+        keep = kept_sweeps(burn_in, self.n_iter, self.max_samples // self.n_chains)
         samples = []
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
