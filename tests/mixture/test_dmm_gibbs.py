@@ -124,3 +124,57 @@ def test_vb_and_gibbs_agree_on_log_evidence_scale():
     model = mb.DirichletMultinomialMixture(2, inference="gibbs", n_sweeps=30).fit(X)
     assert np.all(model.log_joint_trace_ <= log_evidence + 1e-9)
     assert logsumexp(model.log_joint_trace_) > log_evidence - np.log(30) - 10
+
+
+def test_incremental_log_joint_matches_recomputation_with_many_empty_clusters():
+    """The sweep updates log p(y, z) from its moves' log-ratios; after every sweep it equals the
+    exact recomputation, here with K = 40 for 4 true clusters (most clusters empty, emptied and
+    reopened) and documents long enough for the log-gamma path (counts above 8)."""
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 30, 4, mean_length=40, random_state=5)
+    X = corpus.counts
+    assert X.data.max() > 8
+    base = log_multinomial_coefficient(X).sum()
+    K = 40
+    z0 = np.random.default_rng(0).integers(K, size=X.shape[0])
+    occupied = []
+    for z, log_joint in gibbs_sweeps(X, z0, K, 0.1, 0.1, 8, np.random.default_rng(1), base):
+        docs, words, _ = count_tables(X, z, K)
+        exact = collapsed_log_joint(docs, words, 0.1, 0.1, base)
+        assert log_joint == pytest.approx(exact, rel=1e-12, abs=1e-8)
+        occupied.append(np.count_nonzero(docs))
+    assert occupied[-1] < 12 < K  # the empty clusters were the common case
+
+
+def test_reference_sweep_is_the_same_model():
+    """The plain kernel (every label scored, exact log joint per sweep) and the default one are
+    different chains of the same sampler: from the same state both log joints are exact, and
+    over many sweeps they agree on how many clusters the posterior holds."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 20, 3, mean_length=10, random_state=6)
+    X = corpus.counts
+    base = log_multinomial_coefficient(X).sum()
+    sizes = {}
+    for reference in (True, False):
+        run = list(gibbs_sweeps(X, np.zeros(60, dtype=int), 10, 0.5, 0.2, 400,
+                                np.random.default_rng(2), base, reference=reference))
+        z, log_joint = run[-1]
+        assert log_joint == pytest.approx(exact_log_joint(X.toarray(), z, 10, 0.5, 0.2),
+                                          rel=1e-10)
+        sizes[reference] = np.mean([len(np.unique(z)) for z, _ in run[100:]])
+    assert sizes[True] == pytest.approx(sizes[False], abs=0.5)
+
+
+def test_gibbs_final_state_matches_the_generic_global_step_and_elbo():
+    """The Gibbs fit's plug-in posterior and ELBO come from the sample's count tables; they
+    equal CAVI's global step and ELBO on the one-hot responsibilities."""
+    from mixbayes.families.multinomial import MultinomialFamily
+
+    corpus, _ = mb.datasets.make_dmm_corpus(200, 60, 4, mean_length=10, random_state=0)
+    X = check_counts(corpus.counts)
+    model = mb.DirichletMultinomialMixture(7, inference="gibbs", n_sweeps=6,
+                                           random_state=0).fit(X)
+    family = MultinomialFamily(0.1)
+    data, resp = family.prepare(X), np.eye(7)[model.labels_]
+    state = model._global_step(data, resp, family, 1.0)
+    assert model.elbo_ == pytest.approx(model._elbo(data, resp, state, family), rel=1e-12)
+    np.testing.assert_allclose(model.word_concentration_,
+                               family.concentration_of(state.family_posterior), rtol=1e-14)

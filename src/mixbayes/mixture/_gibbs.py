@@ -23,6 +23,22 @@ joint
 
 so that it is comparable with the ELBO. The sweep is a numba kernel fed with uniforms from a
 ``numpy.random.Generator``, so runs are reproducible from ``random_state``.
+
+At GSDMM's scale (K = 500 clusters, most of them empty after a few sweeps) two things keep a
+sweep cheap (:func:`_sweep`; :func:`_sweep_reference` is the plain one, kept for the tests):
+
+* **Empty clusters share one value.** Their conditionals are equal, the collapsed predictive
+  of a new cluster :math:`\alpha\,\prod_l \Gamma(y_{il}+\theta)/\Gamma(\theta) \big/
+  [\Gamma(y_{i+}+p\theta)/\Gamma(p\theta)]`, so it is computed once per document; only the
+  occupied clusters (a list kept up to date as clusters empty and fill) read their word
+  counts. The draw still scans the labels in order with the same numbers, so the chain is the
+  plain kernel's, bit for bit.
+* **The log joint is updated, not recomputed.** Moving document :math:`i` from cluster
+  :math:`k` to :math:`k'` changes :math:`\log p(y, z)` by the difference of the two
+  unnormalised log conditionals (the normaliser and the document's multinomial coefficient are
+  common to both), so the sweep returns the sum of these differences; the exact
+  :func:`collapsed_log_joint` (:math:`Kp` log-gamma calls, half the cost of a sweep at
+  K = 500) is computed once, at the start.
 """
 
 import math
@@ -53,7 +69,7 @@ def _log_rising(table, count, prior, y):
 
 
 @njit(cache=True)
-def _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K, alpha, theta,
+def _sweep_reference(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K, alpha, theta,
            uniforms, log_prob_K, log_docs, log_words, log_tokens):
     """One systematic-scan sweep over all documents, updating ``z`` and the counts in place.
 
@@ -111,6 +127,110 @@ def _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K, alpha,
             words_PK[indices[e], k_new] += data[e]
 
 
+@njit(cache=True)
+def _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K, alpha, theta,
+           uniforms, log_prob_K, prob_K, labels, position, log_docs, log_words, log_tokens):
+    """One sweep of the same conditionals as :func:`_sweep_reference`, the empty clusters as
+    one entry; returns the change of the log joint over the sweep.
+
+    ``labels`` is a permutation of the K cluster labels whose first ``n_occupied`` hold
+    documents (``position[k]`` is label k's place in it); a document's conditional is computed
+    for those and once for the empty ones, which are drawn together with probability
+    proportional to their number times their common value, and then as the first empty label
+    of ``labels`` (the empty clusters are exchangeable, so which one is immaterial to the
+    partition). The chain differs from the reference's, which scans all labels in order, but
+    its moves between partitions have the same probabilities.
+    """
+    n = z.shape[0]
+    K = docs_K.shape[0]
+    p_theta = words_PK.shape[0] * theta
+    table = log_words.shape[0]
+    n_occupied = 0
+    for k in range(K):  # occupied labels first, in label order, then the empty ones
+        if docs_K[k] > 0:
+            labels[n_occupied] = k
+            n_occupied += 1
+    rest = n_occupied
+    for k in range(K):
+        if docs_K[k] == 0:
+            labels[rest] = k
+            rest += 1
+    for j in range(K):
+        position[labels[j]] = j
+    change = 0.0
+    for i in range(n):
+        k_old = z[i]
+        start, stop = indptr[i], indptr[i + 1]
+        length = lengths[i]
+        docs_K[k_old] -= 1
+        tokens_K[k_old] -= length
+        for e in range(start, stop):
+            words_PK[indices[e], k_old] -= data[e]
+        if docs_K[k_old] == 0:  # k_old swaps places with the last occupied label
+            n_occupied -= 1
+            last = labels[n_occupied]
+            at = position[k_old]
+            labels[at], labels[n_occupied] = last, k_old
+            position[last], position[k_old] = at, n_occupied
+        # the common log conditional of every empty cluster (a new cluster's predictive)
+        empty = log_docs[0] - _log_rising(log_tokens, 0, p_theta, length)
+        for e in range(start, stop):
+            y = data[e]
+            if y == 1:
+                empty += log_words[0]
+            else:
+                empty += _log_rising(log_words, 0, theta, y)
+        for j in range(n_occupied):
+            k = labels[j]
+            log_prob_K[j] = log_docs[docs_K[k]] - _log_rising(log_tokens, tokens_K[k], p_theta,
+                                                              length)
+        for e in range(start, stop):
+            row = words_PK[indices[e]]
+            y = data[e]
+            if y == 1:
+                for j in range(n_occupied):
+                    count = row[labels[j]]
+                    log_prob_K[j] += (log_words[count] if count < table
+                                      else math.log(count + theta))
+            else:
+                for j in range(n_occupied):
+                    log_prob_K[j] += _log_rising(log_words, row[labels[j]], theta, y)
+        n_empty = K - n_occupied
+        best = empty if n_empty > 0 else -np.inf
+        for j in range(n_occupied):
+            if log_prob_K[j] > best:
+                best = log_prob_K[j]
+        old_value = empty if docs_K[k_old] == 0 else log_prob_K[position[k_old]]
+        total = 0.0
+        for j in range(n_occupied):
+            prob_K[j] = math.exp(log_prob_K[j] - best)
+            total += prob_K[j]
+        empty_prob = n_empty * math.exp(empty - best)
+        target = uniforms[i] * (total + empty_prob)
+        chosen = n_occupied  # the first empty label, unless an occupied one is drawn
+        acc = 0.0
+        for j in range(n_occupied):
+            acc += prob_K[j]
+            if target < acc:
+                chosen = j
+                break
+        if chosen == n_occupied and n_empty == 0:  # rounding at the top end
+            chosen = n_occupied - 1
+        k_new = labels[chosen]
+        if chosen == n_occupied:  # an empty label joins the occupied ones
+            new_value = empty
+            n_occupied += 1
+        else:
+            new_value = log_prob_K[chosen]
+        change += new_value - old_value
+        z[i] = k_new
+        docs_K[k_new] += 1
+        tokens_K[k_new] += length
+        for e in range(start, stop):
+            words_PK[indices[e], k_new] += data[e]
+    return change
+
+
 def count_tables(X, z, n_components):
     """Return ``(docs_K, words_KP, tokens_K)``: documents, word counts and tokens per cluster."""
     docs_K = np.bincount(z, minlength=n_components).astype(np.int64)
@@ -134,8 +254,12 @@ def collapsed_log_joint(docs_K, words_KP, alpha, theta, log_base_total):
     return float(log_p_z + log_p_y + log_base_total)
 
 
-def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total=0.0):
+def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total=0.0,
+                 reference=False):
     """Run ``n_sweeps`` collapsed Gibbs sweeps from assignments ``z``.
+
+    ``reference=True`` runs the plain kernel and recomputes the exact log joint after every
+    sweep (the same chain; the reference for the tests and the benchmark).
 
     Yields
     ------
@@ -143,7 +267,9 @@ def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total
     """
     z = np.asarray(z, dtype=np.int64).copy()
     docs_K, words_KP, tokens_K = count_tables(X, z, n_components)
-    words_PK = np.ascontiguousarray(words_KP.T)
+    # int32 word counts (when they fit) halve the memory a document's rows of them cost
+    small = int(X.data.sum()) < np.iinfo(np.int32).max
+    words_PK = np.ascontiguousarray(words_KP.T, dtype=np.int32 if small else np.int64)
     lengths = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
     indptr, indices, data = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data
     data = data.astype(np.int64)
@@ -152,8 +278,19 @@ def gibbs_sweeps(X, z, n_components, alpha, theta, n_sweeps, rng, log_base_total
     log_docs = np.log(np.arange(z.shape[0] + 1) + float(alpha))
     log_words = np.log(np.arange(table_size) + float(theta))
     log_tokens = np.log(np.arange(table_size) + X.shape[1] * float(theta))
+    if reference:
+        for _ in range(n_sweeps):
+            _sweep_reference(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K,
+                             float(alpha), float(theta), rng.random(z.shape[0]), scratch,
+                             log_docs, log_words, log_tokens)
+            yield z.copy(), collapsed_log_joint(docs_K, words_PK.T, alpha, theta, log_base_total)
+        return
+    log_joint = collapsed_log_joint(docs_K, words_KP, alpha, theta, log_base_total)
+    probabilities = np.empty(n_components)
+    labels = np.empty(n_components, dtype=np.int64)
+    position = np.empty(n_components, dtype=np.int64)
     for _ in range(n_sweeps):
-        _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K,
-               float(alpha), float(theta), rng.random(z.shape[0]), scratch,
-               log_docs, log_words, log_tokens)
-        yield z.copy(), collapsed_log_joint(docs_K, words_PK.T, alpha, theta, log_base_total)
+        log_joint += _sweep(indptr, indices, data, lengths, z, docs_K, words_PK, tokens_K,
+                            float(alpha), float(theta), rng.random(z.shape[0]), scratch,
+                            probabilities, labels, position, log_docs, log_words, log_tokens)
+        yield z.copy(), float(log_joint)

@@ -30,10 +30,10 @@ from .._terms import top_terms
 from .._validation import Interval, Options, RandomState, check_counts
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
-from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
+from ..families.multinomial import MultinomialFamily, WordStats, log_multinomial_coefficient
 from ..partition import kept_sweeps
 from ._base import MixtureState, VariationalMixture, is_distributed_input
-from ._gibbs import gibbs_sweeps
+from ._gibbs import count_tables, gibbs_sweeps
 
 
 class DirichletMultinomialMixture(VariationalMixture):
@@ -296,18 +296,30 @@ class DirichletMultinomialMixture(VariationalMixture):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        # the posterior of (lambda, beta) given the kept sample is exactly the CAVI global
-        # step with one-hot responsibilities, so prediction shares the VB code path
-        resp = np.eye(self.n_components)[z]
-        data = family.prepare(X)
-        state = self._global_step(data, resp, family, alpha)
-        elbo = self._elbo(data, resp, state, family)
+        state, elbo = self._one_hot_state(X, z, family, alpha, log_base_total)
         self.log_joint_trace_ = trace
         self._set_fitted(dict(
             trace=np.array([elbo]), elbo=elbo, state=state, labels=z, converged=converged,
         ))
         self.n_iter_ = self.n_sweeps
         return z
+
+    def _one_hot_state(self, X, z, family, alpha, log_base_total):
+        """The global factors and the ELBO at the hard assignment ``z``.
+
+        The posterior of (lambda, beta) given a sample is exactly the CAVI global step with
+        one-hot responsibilities (so prediction shares the VB code path); its statistics are
+        the sample's count tables, and with one-hot responsibilities the ELBO's data term is
+        :math:`\sum_k m_k E[\log\lambda_k] + \sum_{kl} n_{kl} E[\log\beta_{kl}]` (no
+        entropy), which needs no (n, K) array.
+        """
+        docs_K, words_KP, tokens_K = count_tables(X, z, self.n_components)
+        stats = WordStats(np.ascontiguousarray(words_KP.T, dtype=np.float64),
+                          tokens_K.astype(np.float64))
+        state = self._global_from_stats(stats, docs_K.astype(np.float64), family, alpha)
+        data_term = float(docs_K @ state.expected_log_weights) + float(
+            np.sum(stats.counts_PK * state.family_expectations.expected_log_PK))
+        return state, log_base_total + data_term + self._global_terms(state, family)
 
     def _partition_draws(self, X, n_draws, random_state):
         """Gibbs (without ``X``): the kept draws; else the mean-field draws of the base."""
