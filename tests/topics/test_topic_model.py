@@ -500,3 +500,39 @@ def test_cli_topics_end_to_end(tmp_path):
         in result.stdout
     bad = _run("topics", tmp_path / "none.mtx", "-k", "3", "-q", cwd=tmp_path)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+
+
+def test_default_stopping_rule_is_per_word():
+    """The stopping rule is a gain of at most tol = 1e-5 nats per word. On 300 documents of
+    1,500 words (450k words) the reference's absolute rule (gain and sum|dtheta| below 0.1,
+    2e-7 nats per word here) ran 31 iterations; the default stops after 16, 1e-4 nats per word
+    below the mode a 1e-9 tolerance reaches. The old default tol=0.1, read per word, would stop
+    after two iterations, far from the mode."""
+    corpus, _ = mb.datasets.make_topic_corpus(300, 150, 8, 1500, random_state=0)
+    X = corpus.counts
+    words = X.sum()
+    model = TopicModel(8).fit(X)
+    assert model.tol == 1e-5 and model.converged_
+    assert 10 <= model.n_iter_ <= 20
+    gains = np.diff(model.log_posterior_trace_)
+    assert gains[-1] <= 1e-5 * words < gains[-2]  # stopped at the first iteration below tol
+    tight = TopicModel(8, tol=1e-9, max_iter=2000).fit(X)
+    assert tight.n_iter_ > 50
+    assert 0 <= (tight.log_posterior_ - model.log_posterior_) / words < 1e-4
+    coarse = TopicModel(8, tol=0.1).fit(X)
+    assert coarse.n_iter_ <= 2
+    assert (tight.log_posterior_ - coarse.log_posterior_) / words > 1e-3
+
+
+def test_select_n_topics_default_fits_stop_closer_to_the_mode():
+    """select_n_topics' default fits stop at 3e-6 nats per word (the evidence reads the mode's
+    curvature), warm-started after the first K."""
+    from mixbayes.topics.selection import SELECTION_TOL
+
+    corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=1)
+    selection = mb.select_n_topics(corpus.counts, range(2, 5), scan_all=True, verbose=0)
+    assert SELECTION_TOL == 3e-6
+    assert all(model.tol == SELECTION_TOL for model in [selection.best_model])
+    words = corpus.counts.sum()
+    gains = np.diff(selection.best_model.log_posterior_trace_)
+    assert gains[-1] <= SELECTION_TOL * words

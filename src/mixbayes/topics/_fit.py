@@ -24,9 +24,10 @@ The objective, in the natural-exponential-family parameterisation of both blocks
    coordinates it overshoots almost always, so we also try the jump halved up to
    ``qn_halvings`` times and keep the first that raises :math:`L`.
 
-Each block can only raise :math:`L`, so its trace never decreases. The loop stops when both the
-gain :math:`|\Delta L|` and :math:`\sum|\Delta\Theta|` are below ``tol`` (absolute, as the
-reference).
+Each block can only raise :math:`L`, so its trace never decreases. The loop stops when the
+gain per word, :math:`\Delta L / \sum_i m_i`, is at most ``tol`` (see
+:class:`~mixbayes.topics.TopicModel` for why it is relative to the data and no longer the
+reference's absolute rule).
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def _floor_topics(theta_PK, total_words, alpha):
 class FitSettings:
     alpha: float
     c: float
-    tol: float
+    tol: float  # per word: stop when the gain of L is at most tol * (number of words)
     max_iter: int
     weight_tol: float
     weight_max_steps: int
@@ -166,6 +167,7 @@ def _fit_map(docs, theta_PK, settings, callback):
         return s.alpha * float(np.log(theta).sum())
 
     theta = theta_PK.copy()
+    threshold = s.tol * docs.total_words  # the gain at which the loop stops
     L = docs.sum(_blocks.objective, theta, s.c) + log_prior(theta)
     result = FitResult(MapState(theta, L), [L])
     history = []  # the topics' logits of the last EM iterates (the weights' are in docs)
@@ -211,14 +213,13 @@ def _fit_map(docs, theta_PK, settings, callback):
             new_theta, L_new = theta, L
             docs.update(_blocks.keep_current)
         gain = L_new - L
-        theta_change = float(np.abs(new_theta - theta).sum())
         theta, L = new_theta, L_new
         docs.update(_blocks.commit)
         result.trace.append(L)
         result.n_iter = iteration
         if callback is not None:
             callback(iteration, L, theta)
-        if abs(gain) < s.tol and theta_change < s.tol:
+        if gain <= threshold:
             result.converged = True
             break
     result.state = MapState(theta, L)
