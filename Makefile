@@ -29,6 +29,12 @@ bench: $(STAMP)
 	$(PY) bench/bench_tree.py --scaling --write docs/benchmarks.md
 	$(PY) bench/bench_partition.py --write docs/benchmarks.md
 	$(PY) bench/bench_busy.py --write docs/benchmarks.md
+	$(PY) bench/bench_gibbs_scale.py --write docs/benchmarks.md
+	$(PY) bench/bench_dmm_start.py --write docs/benchmarks.md
+	$(PY) bench/topic_tolerance.py --corpora classic3,twenty_newsgroups --write docs/benchmarks.md
+	$(PY) bench/bench_text_real.py --corpora tweet,googlenews_t,classic3,dblp3 --write docs/benchmarks.md
+	$(PY) bench/bench_text_real.py --corpora twenty_newsgroups --write docs/benchmarks.md
+	$(PY) bench/bench_text_real.py --corpora twenty_newsgroups --models topics --select --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) mixbayes-demo build src/*.egg-info

@@ -110,8 +110,7 @@ def main():
             f"what counts). googlenews_t, K = 500, alpha = beta = 0.1, {args.sweeps} sweeps "
             "from a random start; reference = the sampler before issue 25 (every cluster "
             "scored, exact log joint after every sweep, final step on dense one-hot "
-            "responsibilities), new = the default. " + summary.replace("ratio", "ratio **")
-            + "**. `python bench/bench_gibbs_scale.py --write "
+            "responsibilities), new = the default. " + summary + ". `python bench/bench_gibbs_scale.py --write "
             "docs/benchmarks.md`",
             markdown_table(["seed", "reference s", "new s", "ratio", "k-means s (K=152)",
                             "NMI reference", "NMI new", "clusters (new)", "load"], table))

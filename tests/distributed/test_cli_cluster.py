@@ -86,7 +86,7 @@ def test_without_dask_the_flag_names_the_extra(tmp_path, monkeypatch):
 def test_topics_select_on_the_scheduler(client, tmp_path):
     corpus, _ = mb.datasets.make_topic_corpus(40, 30, 2, mean_length=60, random_state=0)
     corpus.write(tmp_path / "data", format="mtx")
-    # one K (9 iterations): each iteration costs the cluster's round trips, ~80 ms here
+    # one K (13 iterations): each iteration costs the cluster's round trips, ~80 ms here
     result = _run("topics", "data/counts.mtx", "--select", "2:2", "-q", "--out", "out",
                   "--scheduler", client.scheduler.address, cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == "", result.stderr
@@ -96,10 +96,11 @@ def test_topics_select_on_the_scheduler(client, tmp_path):
     header = rows[0].split(",")
     table = [dict(zip(header, row.split(","))) for row in rows[1:]]
     assert [float(row["log_bayes_factor"]) for row in table] == pytest.approx(
-        [row["log_bayes_factor"] for row in local.table], rel=1e-6)  # as written: 6 digits
+        [row["log_bayes_factor"] for row in local.table], rel=5e-6)  # as written: 6 digits
+    # (6 significant digits round by up to half a unit of the 6th: 5e-6 relative at most)
     # the co-document counts summed on the workers
     assert [float(row["coherence"]) for row in table] == pytest.approx(
-        [row["coherence"] for row in local.table], rel=1e-6)
+        [row["coherence"] for row in local.table], rel=5e-6)
     doc_topics = (tmp_path / "out" / "doc_topics.csv").read_text().splitlines()
     assert len(doc_topics) == 41
 
