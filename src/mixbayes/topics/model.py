@@ -30,7 +30,7 @@ from .._validation import (
     validate_params,
 )
 from ..exceptions import ConvergenceWarning
-from ..mixture._base import is_distributed_input
+from .._validation import is_distributed_input
 from . import _blocks, _fit, _init
 
 

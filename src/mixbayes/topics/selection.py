@@ -20,7 +20,7 @@ from .. import metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import check_counts, plural
-from ..mixture._base import is_distributed_input
+from .._validation import is_distributed_input
 from . import _blocks, _fit, _init
 from .evidence import topic_evidence
 from .model import TopicModel
