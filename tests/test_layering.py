@@ -47,22 +47,7 @@ ALLOWED = {
     ("mixbayes.topics._kernels", "mixbayes.families._kernel_tools"): _ONE_POLICY,
     ("mixbayes.tree._sampler", "mixbayes.hdp._sampler"):
         "the tree's sampler borrows the HDP sampler's atoms (issue 24: into families/)",
-    ("mixbayes.distributed._metrics", "mixbayes.metrics:_co_documents"):
-        "coherence's co-occurrence counts (issue 24: a sum over rows through the seam)",
-    ("mixbayes.persist", "mixbayes.hdp.model:_TRACE_DTYPE"):
-        "persist knows the HDP trace's layout (issue 24: models declare their schema)",
-    ("mixbayes.report._extract", "mixbayes.hdp.model:_word_prior"):
-        "the report recomputes the HDP's word prior (issue 24: models declare their report)",
-    ("mixbayes.report._extract", "mixbayes.plotting:_tree_layout"):
-        "the report lays the tree out as the figure does",
-    # the engine imports the models must lose (the seam, issue 24)
-    ("mixbayes.metrics", "mixbayes.distributed._metrics"): "coherence on dask input",
-    ("mixbayes.mixture._base", "mixbayes.distributed"): "fit_predict on dask input",
-    ("mixbayes.mixture._base", "mixbayes.distributed._blockwise"): "predict on dask input",
-    ("mixbayes.topics.model", "mixbayes.distributed"): "fit on dask input",
-    ("mixbayes.topics.model", "mixbayes.distributed._blockwise"): "transform on dask input",
-    ("mixbayes.topics.selection", "mixbayes.distributed"): "select_n_topics on dask input",
-}
+    }
 
 
 def _module_name(path):

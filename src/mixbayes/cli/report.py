@@ -76,14 +76,10 @@ def _read_data(model, args):
     """The documents or points of ``--corpus``, read as the fitting command read them."""
     import argparse
 
-    from ..hdp import HDPMixture
-    from ..mixture import DirichletMultinomialMixture
-    from ..topics import TopicModel
     from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
 
     name = type(model).__name__
-    documents = isinstance(model, (DirichletMultinomialMixture, TopicModel)) or (
-        isinstance(model, HDPMixture) and model.kernel == "categorical")
+    documents = getattr(model, "_report_kind", ("",))[0] == "terms"  # a model of words
     if documents and args.corpus.endswith(".npy"):
         raise ValueError(f"--corpus: {args.corpus!r} holds points, but a {name} was fitted to "
                          "documents; give the documents it was fitted to.")

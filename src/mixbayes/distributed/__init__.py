@@ -97,9 +97,10 @@ Importing this package does not import dask; using it needs
 ``pip install "mixbayes[distributed]"``.
 """
 
-from ._cavi import START_SAMPLE, fit, fit_predict
+from .._engines import START_SAMPLE
+from ._engine import engine, fit, fit_predict  # registers the Dask engine (dask not imported)
 from ._readers import NotSortedError, ShardedCorpus, read_docword, read_matrix_market
 from ._topics import select_n_topics
 
-__all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "fit", "fit_predict",
+__all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "engine", "fit", "fit_predict",
            "read_docword", "read_matrix_market", "select_n_topics"]

@@ -10,8 +10,9 @@ call maps over the shards, scatters the topics (p x K) once to every worker, and
 loop needs a number, sums the shards' shares on the workers. Steps that return nothing (keep
 the secant iterate, accept, commit) only chain tasks; they wait for nothing.
 
-The start runs as in process: ``init="clusters"`` fits the document mixture on the cluster
-(:func:`mixbayes.distributed.fit`, on ``start_sample`` documents first), ``"buildup"`` gathers
+The fit loop is the model's own (:meth:`mixbayes.TopicModel.fit`, against this corpus). The
+start runs as in process: ``init="clusters"`` fits the document mixture on the cluster
+(on ``start_sample`` documents first), ``"buildup"`` gathers
 its evenly spaced subset of documents here. ``select_n_topics`` scans K the same way, the warm
 starts grown on the workers from the previous fit's weights, and the Laplace evidence's
 document blocks, Pearson residuals and the word blocks' Gram matrices (in slices of words, so
@@ -29,11 +30,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_counts, validate_params
+from .. import _engines
+from .._validation import check_counts
 from ..topics import _blocks, _fit, _init, _kernels
 from ..topics.evidence import (LOG_DET_FLOOR, clip_simplex, document_share, evidence_from,
                                log_null)
-from ._cavi import START_SAMPLE, _as_dask, _Shards, _take
+from ._cavi import _as_dask, _Shards, _take
 from ._dask import get_client, require, scatter, total, tree_reduce
 from ._readers import warn_entries
 
@@ -224,7 +226,10 @@ class ShardedDocuments:
 
 class _Corpus:
     """A corpus's shards on the workers, ready for topic fits: validated, their word totals
-    summed, their non-empty documents on the used terms prepared as counts."""
+    summed, their non-empty documents on the used terms prepared as counts (the figures of
+    :class:`mixbayes.topics.model.OneCorpus`, over shards)."""
+
+    used_docs = None  # the documents stay on the cluster
 
     def __init__(self, X, client):
         da = require()[1]
@@ -289,45 +294,22 @@ class _Corpus:
             for counts, mask, size in zip(self.counts, self.masks, self.sizes)])
 
 
-def _fit_corpus(model, corpus, start_sample, warm_topics=None):
-    """Fit ``model`` to the prepared ``corpus``; return the documents holding its weights."""
-    from . import fit as fit_on
-
-    K = model.n_components
-    validate_params(model, model._parameter_rules)
-    used_terms = model._check_corpus(corpus.n, corpus.n_used_total, corpus.column_totals)
-    alpha_for, c_for = model._prior_for(used_terms.size)
-
-    def clusters(seed):
-        return _init.from_clusters(corpus.used_array(), K, seed, fit=lambda mixture, X: fit_on(
-            mixture, X, client=corpus.client, start_sample=start_sample))
-
-    def build_up():
-        rows = _init.build_up_rows(corpus.n_used_total, K)
-        return _init.build_up_from(corpus.rows_of(rows), K, alpha_for, c_for)
-
-    starts = model._start_topics(corpus.column_totals.size, used_terms, warm_topics, clusters,
-                                 build_up)
-    docs = model._fit_starts(starts, corpus.documents, alpha_for(K), c_for(K))
-    model.doc_topic_ = corpus.doc_topic(docs, K)
-    model._set_fitted(docs, corpus.column_totals.size, used_terms, corpus.column_totals,
-                      corpus.n_used_total)
-    model._used_docs = None  # the documents stay on the cluster
-    return docs
-
-
-def fit_topics(model, X, *, client=None, start_sample=START_SAMPLE):
-    """Fit a :class:`~mixbayes.topics.TopicModel` on the cluster (see
-    :func:`mixbayes.distributed.fit`)."""
-    validate_params(model, model._parameter_rules)
-    _fit_corpus(model, _Corpus(X, get_client(client)), start_sample)
-    return model
-
-
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=1, coherence=None, *, client=None, start_sample=START_SAMPLE):
+                    verbose=1, coherence=None, *, client=None, start_sample=None):
     """:func:`mixbayes.select_n_topics` on the cluster: the same scan, fits and evidence, the
-    documents on the workers; ``coherence``'s co-document counts are summed there too."""
+    documents on the workers; ``coherence``'s co-document counts are summed there too. The
+    starts run on ``start_sample`` documents (None: as the engine context says, by default
+    :data:`~mixbayes.distributed.START_SAMPLE`)."""
+    from ._engine import DaskEngine
+
+    if start_sample is None:
+        start_sample = _engines.start_sample()
+    with _engines.use(DaskEngine(client), start_sample):
+        return _select(X, candidates, estimator, scan_all, stop_after, verbose, coherence,
+                       client)
+
+
+def _select(X, candidates, estimator, scan_all, stop_after, verbose, coherence, client):
     from .. import metrics
     from ..topics.selection import check_candidates, scan
 
@@ -347,7 +329,7 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
             warm[:, used_terms] = grown.T
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # unused terms: said once, below
-            fitted[model.n_components] = _fit_corpus(model, corpus, start_sample, warm)
+            fitted[model.n_components] = model._fit_corpus(corpus, warm)
 
     def evidence(model):
         docs = fitted[model.n_components]

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
-from .. import metrics
+from .. import _engines, metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import check_counts, plural
-from .._validation import is_distributed_input
 from . import _blocks, _fit, _init
 from .evidence import topic_evidence
 from .model import TopicModel
@@ -187,11 +186,11 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     TopicSelection
         ``print(selection)`` shows the table, the choice and any notes.
     """
-    if is_distributed_input(X):
-        from ..distributed import select_n_topics as on_cluster
-
-        return on_cluster(X, candidates, estimator, scan_all=scan_all, stop_after=stop_after,
-                          verbose=verbose, coherence=coherence)
+    engine = _engines.engine_for(X)
+    if not engine.in_process:  # the same scan (:func:`scan`), the evidence summed over shards
+        return engine.select_n_topics(X, candidates, estimator, scan_all=scan_all,
+                                      stop_after=stop_after, verbose=verbose,
+                                      coherence=coherence)
     X = check_counts(X, "X")
     candidates = check_candidates(candidates, int(np.count_nonzero(np.diff(X.indptr))),
                                   stop_after, coherence)
