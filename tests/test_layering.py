@@ -27,7 +27,6 @@ ENGINE_FREE = MODELS + ("mixbayes.families", "mixbayes.metrics", "mixbayes.corpu
 _CORPUS_READERS = "the file formats still live in corpus.py under private names"
 _BELOW_CLI = "the CLI's sharded corpus still drives dask itself (issue 24: a library object)"
 _TOPIC_BLOCKS = "the topic engine still calls the block functions (issue 24: a protocol)"
-_ONE_POLICY = "the serial/parallel numba policy still lives in families/ (issue 24: move down)"
 ALLOWED = {
     ("mixbayes.cli._inputs", "mixbayes.corpus:_read_label_file"): _CORPUS_READERS,
     ("mixbayes.cli.inspect", "mixbayes.corpus:_read_list"): _CORPUS_READERS,
@@ -43,8 +42,6 @@ ALLOWED = {
     ("mixbayes.distributed._topics", "mixbayes.topics._fit"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._init"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._kernels"): _TOPIC_BLOCKS,
-    ("mixbayes.hdp._kernels", "mixbayes.families._kernel_tools"): _ONE_POLICY,
-    ("mixbayes.topics._kernels", "mixbayes.families._kernel_tools"): _ONE_POLICY,
     ("mixbayes.tree._sampler", "mixbayes.hdp._sampler"):
         "the tree's sampler borrows the HDP sampler's atoms (issue 24: into families/)",
     }

@@ -596,14 +596,6 @@ def _seat(data, state, loglik, n, rng):
     return loglik
 
 
-def component_step(data, state, loglik, rng):
-    """Gibbs update of every point's component (module docstring, step 2); returns the
-    likelihood table, extended by the columns of new components and compacted."""
-    for n in range(data.n_points):
-        loglik = _seat(data, state, _unseat(state, loglik, n), n, rng)
-    return loglik
-
-
 # -------------------------------------------------------------------- step 3: weights
 def weight_step(data, state, rng):
     """Every node's weights from the table-augmented conditional (module docstring, step 3)."""
