@@ -24,16 +24,9 @@ MODELS = ("mixbayes.mixture", "mixbayes.topics", "mixbayes.hdp", "mixbayes.tree"
 ENGINE_FREE = MODELS + ("mixbayes.families", "mixbayes.metrics", "mixbayes.corpus")
 
 # (importer, imported module or module:name) -> why it is still there (issue 24 empties it)
-_CORPUS_READERS = "the file formats still live in corpus.py under private names"
 _BELOW_CLI = "the CLI's sharded corpus still drives dask itself (issue 24: a library object)"
 _TOPIC_BLOCKS = "the topic engine still calls the block functions (issue 24: a protocol)"
 ALLOWED = {
-    ("mixbayes.cli._inputs", "mixbayes.corpus:_read_label_file"): _CORPUS_READERS,
-    ("mixbayes.cli.inspect", "mixbayes.corpus:_read_list"): _CORPUS_READERS,
-    ("mixbayes.datasets._embedded", "mixbayes.corpus:_read_list"): _CORPUS_READERS,
-    ("mixbayes.datasets._embedded", "mixbayes.corpus:_read_mtx"): _CORPUS_READERS,
-    ("mixbayes.distributed._readers", "mixbayes.corpus:_check_announced_shape"): _CORPUS_READERS,
-    ("mixbayes.distributed._readers", "mixbayes.corpus:_read_list"): _CORPUS_READERS,
     ("mixbayes.cli._dask", "mixbayes.distributed._dask"): _BELOW_CLI,
     ("mixbayes.cli._sharded", "mixbayes.distributed._cavi"): _BELOW_CLI,
     ("mixbayes.cli._sharded", "mixbayes.distributed._dask"): _BELOW_CLI,
@@ -42,9 +35,7 @@ ALLOWED = {
     ("mixbayes.distributed._topics", "mixbayes.topics._fit"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._init"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._kernels"): _TOPIC_BLOCKS,
-    ("mixbayes.tree._sampler", "mixbayes.hdp._sampler"):
-        "the tree's sampler borrows the HDP sampler's atoms (issue 24: into families/)",
-    }
+}
 
 
 def _module_name(path):

@@ -52,13 +52,13 @@ def run(parsed, stream):
 
 def run_inspect(args, stream):
     """Print the summary of ``args.model`` to ``stream``; returns the exit status."""
-    from ..corpus import _read_list
+    from .._formats import read_list
     from ._inputs import read_model
 
     model = read_model(args.model)
     vocabulary = None
     if args.vocabulary is not None:
-        vocabulary = _read_list(args.vocabulary, "--vocabulary")
+        vocabulary = read_list(args.vocabulary, "--vocabulary")
         if len(vocabulary) != model.n_features_in_:
             raise ValueError(f"--vocabulary: {args.vocabulary!r} lists "
                              f"{plural(len(vocabulary), 'term')} but the model has "
