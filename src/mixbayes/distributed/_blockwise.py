@@ -20,7 +20,7 @@ import numpy as np
 from ._dask import require
 
 
-def _travelling(function):
+def travelling(function):
     """``function``, or for a bound method the method of a shallow copy of its object without
     the attributes that are dask collections."""
     if not inspect.ismethod(function):
@@ -50,7 +50,7 @@ def map_rows(X, function, width=None, dtype=np.float64):
     """``function(chunk)`` of every row chunk of the dask data ``X``, as a dask array of
     shape (n_rows, width), or (n_rows,) with ``width`` None."""
     X = _rows(X)
-    kwargs = dict(function=_travelling(function), width=width, out_dtype=dtype)
+    kwargs = dict(function=travelling(function), width=width, out_dtype=dtype)
     if width is None:
         return X.map_blocks(_apply, drop_axis=1, chunks=(X.chunks[0],), dtype=dtype,
                             meta=np.empty(0, dtype), **kwargs)
@@ -73,6 +73,6 @@ def sum_rows(X, function, shape=()):
     if any(math.isnan(size) for size in X.chunks[0]):
         raise ValueError("X: a dask array with unknown chunk sizes; call "
                          "X.compute_chunk_sizes() first.")
-    light = delayed(_travelling(function))  # one task holds it, every chunk's reads it
+    light = delayed(travelling(function))  # one task holds it, every chunk's reads it
     parts = [delayed(_total)(block, light, shape) for block in X.to_delayed().ravel()]
     return delayed(sum)(parts).compute()

@@ -24,9 +24,11 @@ class DaskEngine:
         self.client = client
 
     def rows(self, X, check_values, points):
+        from ._blockwise import travelling
         from ._cavi import _as_dask, _Shards
         from ._readers import warn_entries
 
+        check_values = travelling(check_values)  # a model's method travels without futures
         da = require()[1]
         client = get_client(self.client)
         shards = _Shards(client, _as_dask(X, check_values, client, da, points), check_values)

@@ -91,6 +91,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             check_n_features(X, self)
         return X
 
+    def _fit_values(self, X):
+        """The data's values checked for a fit (what the engine's rows are made of)."""
+        return self._check_X(X, reset=True)
+
     def _make_family(self, X):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -224,7 +228,7 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         """
         validate_params(self, self._parameter_rules)
         self._check_engine(_engines.engine_for(X))
-        rows = _engines.engine_for(X).rows(X, self._check_values, self._points)
+        rows = _engines.engine_for(X).rows(X, self._fit_values, self._points)
         self._check_params(rows.n)
         sample, rngs = self._begin_fit(
             rows.sample(max(_engines.start_sample(), self.n_components, 2)), checked=True)
