@@ -118,9 +118,6 @@ class Engine(Protocol):
     def sum_rows(self, X, function: Callable, shape: tuple) -> Any:
         """The sum over row blocks of ``function(block)`` (zeros of ``shape`` for none)."""
 
-    # an engine away from this process also offers select_n_topics(X, candidates, estimator,
-    # **options): the scan of mixbayes.topics.selection, the evidence summed over its shards
-
 
 # ---------------------------------------------------------------------- the start rule
 def evenly_spaced(n, m):

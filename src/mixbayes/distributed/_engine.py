@@ -50,12 +50,6 @@ class DaskEngine:
 
         return sum_rows(X, function, shape)
 
-    def select_n_topics(self, X, *args, **kwargs):
-        """:func:`mixbayes.select_n_topics` of documents on the cluster (the same scan)."""
-        from ._topics import select_n_topics
-
-        return select_n_topics(X, *args, client=self.client, **kwargs)
-
 
 def engine(client=None, start_sample=_engines.START_SAMPLE):
     """A context in which every fit runs on the cluster of ``client`` (dask's default client

@@ -436,3 +436,30 @@ class OneCorpus:
         doc_topic = np.full((self.n, K), 1.0 / K)
         doc_topic[self.used_docs] = docs.omega
         return doc_topic
+
+    # ---------------------------------------------------------------- for select_n_topics
+    @property
+    def reference(self):
+        """The counts coherence is measured on."""
+        return self.X
+
+    def note_unused_terms(self):
+        """Nothing here: every fit says which terms it leaves out."""
+
+    def fitting(self):
+        """The context of every fit of the scan (nothing here)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def warm_topics(self, previous, docs, n_components, alpha_for, c_for):
+        """The previous fit's topics plus residual topics, as a (K, n_features) array."""
+        from .selection import _warm_topics
+
+        return _warm_topics(previous, self.X, n_components)
+
+    def evidence(self, model, docs):
+        """The Laplace evidence of ``model`` fitted to these counts."""
+        from .evidence import topic_evidence
+
+        return topic_evidence(model, self.X)
