@@ -11,7 +11,7 @@ pytest.importorskip("distributed", reason='needs pip install "mixbayes[distribut
 import mixbayes as mb  # noqa: E402
 from mixbayes.cli import _dask  # noqa: E402
 from mixbayes.cli.cluster import gmm as cluster  # noqa: E402  (the Gaussian mixture's run)
-from test_cli import _run  # noqa: E402  (tests/ is on pytest's pythonpath)
+from _support.cli import run as _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
 
 def _labels(folder):

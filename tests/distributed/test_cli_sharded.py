@@ -13,7 +13,7 @@ pytest.importorskip("distributed", reason='needs pip install "mixbayes[distribut
 import mixbayes as mb  # noqa: E402
 from mixbayes.cli import _dask  # noqa: E402
 from mixbayes.distributed import _readers  # noqa: E402
-from test_cli import _run  # noqa: E402  (tests/ is on pytest's pythonpath)
+from _support.cli import run as _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
 
 def _corpus(n_documents, random_state=0):

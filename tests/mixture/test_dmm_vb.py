@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import enumerate_posterior, log_dm_predictive
+from _support.helpers import enumerate_posterior, log_dm_predictive
 from scipy.special import digamma, gammaln, logsumexp
 from scipy.stats import dirichlet
 
