@@ -292,7 +292,7 @@ def plot_hdp_trace(model, nmi=None):
     return fig
 
 
-def _tree_layout(parent):
+def tree_layout(parent):
     """x position of every node: leaves evenly spaced in depth-first order, an inner node
     centred over its children."""
     children = [[] for _ in parent]
@@ -328,7 +328,7 @@ def plot_tree(model, X=None, feature_names=None):
     import matplotlib.pyplot as plt
 
     parent, level, size = model.node_parent_, model.node_level_, model.node_size_
-    x, children = _tree_layout(parent)
+    x, children = tree_layout(parent)
     # a merged node keeps its level in the sampled tree; draw it at its rank among levels
     depth_of = {lv: i for i, lv in enumerate(np.unique(level))}
     y = -np.array([depth_of[lv] for lv in level], dtype=float)
