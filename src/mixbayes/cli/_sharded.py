@@ -264,7 +264,7 @@ def _documents(args, sharded, parts):
     ``(ClusterCorpus, stop_words_used, n_left_out)``."""
     from ..corpus import kept_terms
     from ..distributed._dask import scatter, total, tree_reduce
-    from ._inputs import empty_corpus_error, read_sidecar, stop_words_of
+    from ._inputs import empty_corpus_error, max_df_of, read_sidecar, stop_words_of
 
     client = args.client
     n = sharded.counts.shape[0]
@@ -278,10 +278,13 @@ def _documents(args, sharded, parts):
                          f"entries for {n} documents.")
     vocabulary = np.asarray(sharded.vocabulary, dtype=str)
     stop_words = stop_words_of(args.stop_words, False)  # counts, not raw text
-    if stop_words is not None or args.min_df != 1:  # the condition read_documents applies
+    max_df, max_features = max_df_of(args, False), getattr(args, "max_features", None)
+    # the condition read_documents applies
+    if stop_words is not None or args.min_df != 1 or max_df != 1.0 or max_features:
         frequency = tree_reduce(client, [client.submit(_document_frequency, part)
                                          for part in parts], total).result()
-        keep = kept_terms(vocabulary, frequency, n, stop_words, args.min_df)
+        keep = kept_terms(vocabulary, frequency, n, stop_words, args.min_df, max_df,
+                          max_features)
         columns = scatter(client, np.flatnonzero(keep))
         parts = [client.submit(_select_terms, part, columns) for part in parts]
         vocabulary = vocabulary[keep]
