@@ -242,6 +242,61 @@ def test_drop_terms():
         corpus.drop_terms(min_df=0)
 
 
+def test_drop_terms_above_a_document_ceiling_and_beyond_max_features():
+    """Document frequencies: the 3, and 2, cat 2, dog 2, sat 2, ran 1."""
+    corpus = mb.Corpus.from_texts(["the cat and the dog", "the cat sat", "the dog ran and sat"])
+    assert set(corpus.drop_terms(max_df=2).vocabulary) == {"and", "cat", "dog", "ran", "sat"}
+    assert set(corpus.drop_terms(max_df=0.5).vocabulary) == {"ran"}  # at most 1 of 3
+    assert set(corpus.drop_terms(max_df=1.0).vocabulary) == set(corpus.vocabulary)
+    # the most widely used terms, ties to the earlier term (alphabetical here)
+    assert list(corpus.drop_terms(max_features=3).vocabulary) == ["and", "cat", "the"]
+    assert list(corpus.drop_terms(stop_words="english", max_features=2).vocabulary) == [
+        "cat", "dog"]
+    top = corpus.drop_terms(max_features=3)
+    assert top.counts.sum() == 2 + 2 + 4 and top.n_documents == 3
+    with pytest.raises(ValueError, match="dropping terms used by fewer than 2 documents and terms used by more"):
+        corpus.drop_terms(min_df=2, max_df=1)
+    for bad in (0, 1.5, -0.1):
+        with pytest.raises(ValueError, match="max_df"):
+            corpus.drop_terms(max_df=bad)
+    with pytest.raises(TypeError, match="max_df"):
+        corpus.drop_terms(max_df="half")
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="max_features"):
+            corpus.drop_terms(max_features=bad)
+
+
+MESSAGE = """From: someone@cs.cmu.edu (Some One)
+Subject: Re: Re: space shuttle launch
+Organization: Carnegie Mellon
+Lines: 3
+
+In article <1993Apr5.1234@nasa.gov>, other@nasa.gov (Other) writes:
+> The shuttle t7 0d launched in 1993, see http://www.nasa.gov/x or ftp.nasa.gov
+Thanks, mail me at someone@cs.cmu.edu
+"""
+
+
+def test_raw_text_preprocessing_drops_headers_addresses_and_digit_shreds():
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from mixbayes.corpus import raw_text_options, strip_headers
+
+    stripped = strip_headers(MESSAGE)
+    assert stripped.startswith("space shuttle launch\nIn article")  # the subject kept
+    assert "Organization" not in stripped and "From" not in stripped
+    words = set(CountVectorizer(**raw_text_options()).fit([MESSAGE]).get_feature_names_out())
+    assert {"space", "shuttle", "launch", "launched", "thanks", "mail"} <= words
+    # header fields, addresses, the reply's attribution line and digits are not words
+    assert not words & {"organization", "lines", "carnegie", "cmu", "edu", "someone", "re",
+                        "article", "writes", "http", "www", "0d", "1993"}
+    assert "t7" in words  # a word may hold digits after its first letter (mp3, covid19)
+    # text that does not open with a header block is left alone
+    for text in ("Note: this is prose.\n\nMore prose.", "one line: no headers",
+                 "Dear all,\nSubject: later\n\nbody"):
+        assert strip_headers(text) == text
+
+
 @pytest.mark.parametrize("text,expected", [
     ("a,b\n1,2\n3,4\n", ","),
     ("a;b\n1;2\n3;4\n", ";"),

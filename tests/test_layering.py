@@ -24,13 +24,8 @@ MODELS = ("mixbayes.mixture", "mixbayes.topics", "mixbayes.hdp", "mixbayes.tree"
 ENGINE_FREE = MODELS + ("mixbayes.families", "mixbayes.metrics", "mixbayes.corpus")
 
 # (importer, imported module or module:name) -> why it is still there (issue 24 empties it)
-_BELOW_CLI = "the CLI's sharded corpus still drives dask itself (issue 24: a library object)"
 _TOPIC_BLOCKS = "the topic engine still calls the block functions (issue 24: a protocol)"
 ALLOWED = {
-    ("mixbayes.cli._dask", "mixbayes.distributed._dask"): _BELOW_CLI,
-    ("mixbayes.cli._sharded", "mixbayes.distributed._cavi"): _BELOW_CLI,
-    ("mixbayes.cli._sharded", "mixbayes.distributed._dask"): _BELOW_CLI,
-    ("mixbayes.cli._sharded", "mixbayes.distributed._readers"): _BELOW_CLI,
     ("mixbayes.distributed._topics", "mixbayes.topics._blocks"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._fit"): _TOPIC_BLOCKS,
     ("mixbayes.distributed._topics", "mixbayes.topics._init"): _TOPIC_BLOCKS,

@@ -24,6 +24,7 @@ import csv
 import glob
 import io
 import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ from ._formats import (_SIDE_FILES, allow_long_fields, check_announced_shape, co
                        read_labels, read_list, read_text, sniff_delimiter, write_list)
 from ._validation import check_counts, check_file
 
-__all__ = ["Corpus", "read_corpus", "read_labels"]
+__all__ = ["Corpus", "read_corpus", "read_labels", "raw_text_options", "strip_headers"]
 
 
 @dataclass
@@ -128,8 +129,9 @@ class Corpus:
                                                      self.n_documents, "documents"))
         return Corpus(self.counts, self.vocabulary, self.doc_ids, labels)
 
-    def drop_terms(self, stop_words=None, min_df=1):
-        """Return a copy without the stop words and the terms of too few documents.
+    def drop_terms(self, stop_words=None, min_df=1, max_df=1.0, max_features=None):
+        """Return a copy without the stop words, the terms of too few or too many documents,
+        and beyond the ``max_features`` most widely used.
 
         Parameters
         ----------
@@ -138,12 +140,20 @@ class Corpus:
             both sides, as ``CountVectorizer`` compares them).
         min_df : int >= 1 or float in (0, 1], default=1
             Keep terms used by at least this many documents (a float: this share of them).
+        max_df : int >= 1 or float in (0, 1], default=1.0
+            Keep terms used by at most this many documents (a float: this share of them):
+            words in most documents say little about any cluster.
+        max_features : int >= 1 or None, default=None
+            Keep at most this many terms, those used by the most documents (ties to the
+            earlier term), after the other filters. (scikit-learn's ``max_features`` ranks by
+            total count; document frequency adds over shards the same way, so a corpus on a
+            cluster keeps the same terms.)
 
         Documents left without terms stay in the corpus, empty (every model accepts them).
         """
         document_frequency = np.asarray((self.counts > 0).sum(axis=0)).ravel()
         keep = kept_terms(self.vocabulary, document_frequency, self.n_documents, stop_words,
-                          min_df)
+                          min_df, max_df, max_features)
         columns = np.flatnonzero(keep)
         return Corpus(self.counts[:, columns], self.vocabulary[columns], self.doc_ids,
                       self.labels)
@@ -189,7 +199,8 @@ class Corpus:
             raise ValueError(f"format must be one of 'mtx', 'uci', 'lines'; got {format!r}.")
 
 
-def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min_df=1):
+def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min_df=1,
+               max_df=1.0, max_features=None):
     """Which terms :meth:`Corpus.drop_terms` keeps, from the terms' document frequencies
     (which add over row shards, so that a corpus on a cluster is filtered the same way).
 
@@ -200,23 +211,21 @@ def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min
         The number of documents holding each term.
     n_documents : int
         Documents in the corpus, empty ones included (the base of a ``min_df`` share).
-    stop_words, min_df
+    stop_words, min_df, max_df, max_features
         As :meth:`Corpus.drop_terms` takes them.
 
     Returns
     -------
     ndarray of bool of shape (n_terms,)
     """
-    if isinstance(min_df, bool) or not isinstance(min_df, (int, float, np.integer,
-                                                           np.floating)):
-        raise TypeError(f"min_df must be a number; got {type(min_df).__name__}.")
-    if isinstance(min_df, (float, np.floating)):
-        if not 0 < min_df <= 1:
-            raise ValueError(f"min_df as a share must lie in (0, 1]; got {min_df!r}.")
-        min_df = int(np.ceil(min_df * n_documents))
-    elif min_df < 1:
-        raise ValueError(f"min_df must be an integer >= 1 or a share in (0, 1]; got {min_df}.")
-    keep = np.asarray(document_frequency) >= min_df
+    min_df = _documents_of("min_df", min_df, n_documents, np.ceil)
+    max_count = _documents_of("max_df", max_df, n_documents, np.floor)
+    if max_features is not None and (isinstance(max_features, bool) or not isinstance(
+            max_features, (int, np.integer)) or max_features < 1):
+        raise ValueError(f"max_features must be a whole number >= 1 or None; got "
+                         f"{max_features!r}.")
+    frequency = np.asarray(document_frequency)
+    keep = (frequency >= min_df) & (frequency <= max_count)
     if stop_words is not None:
         if isinstance(stop_words, str):
             if stop_words != "english":
@@ -225,13 +234,86 @@ def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min
             from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as stop_words
         stop = {str(word).lower() for word in stop_words}
         keep &= np.array([term.lower() not in stop for term in vocabulary], dtype=bool)
+    if max_features is not None and keep.sum() > max_features:
+        # the most widely used terms; ties to the earlier term, so every engine agrees
+        order = np.lexsort((np.arange(frequency.size), -frequency))
+        order = order[keep[order]][:max_features]
+        keep = np.zeros_like(keep)
+        keep[order] = True
     if not keep.any():
         dropped = [what for what, asked in (
             ("stop words", stop_words is not None),
-            (f"terms used by fewer than {min_df} documents", min_df > 1)) if asked]
+            (f"terms used by fewer than {min_df} documents", min_df > 1),
+            (f"terms used by more than {max_count} documents", max_count < n_documents))
+            if asked]
         raise ValueError(f"no terms are left after dropping {' and '.join(dropped)}." if dropped
                          else "no term occurs in any document.")
     return keep
+
+
+def _documents_of(name, value, n_documents, rounding):
+    """``min_df``/``max_df`` (a share in (0, 1] or a count >= 1) as a number of documents,
+    a share rounded by ``rounding`` (up for a floor, down for a ceiling)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
+    if isinstance(value, (float, np.floating)):
+        if not 0 < value <= 1:
+            raise ValueError(f"{name} as a share must lie in (0, 1]; got {value!r}.")
+        return int(rounding(value * n_documents))
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1 or a share in (0, 1]; got {value}.")
+    return int(value)
+
+
+# ---------------------------------------------------------------------- raw text
+WORD_PATTERN = r"(?u)\b[^\W\d_]\w+\b"
+"""Words of raw text: two or more word characters, the first a letter ("mp3" and "covid19"
+are words; scikit-learn's default pattern also keeps "1993", "0d" and "3d0", numbers and the
+shreds of encoded attachments)."""
+
+_HEADER_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:")
+_REPLY = re.compile(r"^(\s*(re|fwd?|aw)\s*:)+", re.IGNORECASE)
+
+
+def strip_headers(text):
+    r"""``text`` without a leading block of e-mail or news headers, keeping the subject.
+
+    A block is two or more lines ``Name: value`` (continuation lines start with white space)
+    ended by a blank line, as RFC 5322 messages begin; ordinary text rarely starts so. The
+    words of ``Subject:`` are kept (a message's subject is about its topic, its ``From:``,
+    ``Path:`` and ``Organization:`` are not: left in, "edu", "subject", "lines" and
+    "organization" topped every cluster of 20 Newsgroups). Text without such a block is
+    returned unchanged.
+    """
+    head, blank, body = text.partition("\n\n")
+    if not blank:
+        head, blank, body = text.partition("\r\n\r\n")
+    lines = head.splitlines()
+    fields = [line for line in lines if line and not line[0].isspace()]
+    if not blank or len(fields) < 2 or not all(_HEADER_LINE.match(f) for f in fields):
+        return text
+    subject = [_REPLY.sub("", line.split(":", 1)[1]).strip() for line in fields
+               if line.lower().startswith("subject:")]
+    return "\n".join(subject + [body])
+
+
+_ADDRESSES = re.compile(r"\S+@\S+|(?:https?|ftp)://\S+|www\.\S+", re.IGNORECASE)
+_ATTRIBUTION = re.compile(r"^.*\b(?:writes|wrote)\s*:\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def raw_text_preprocessor(text):
+    """The preprocessing of raw text :func:`raw_text_options` names: headers stripped
+    (:func:`strip_headers`), e-mail addresses, web addresses and the attribution lines of
+    quoted replies ("In article <...>, someone@host writes:") removed, then lower-cased.
+    (Left in, "com" and "article" were among the top words of 17 of 20 clusters of 20
+    Newsgroups.)"""
+    return _ADDRESSES.sub(" ", _ATTRIBUTION.sub(" ", strip_headers(text))).lower()
+
+
+def raw_text_options():
+    """``CountVectorizer`` options for raw text as people write it (what the command line
+    uses): e-mail/news headers dropped, words that start with a letter (:data:`WORD_PATTERN`)."""
+    return dict(preprocessor=raw_text_preprocessor, token_pattern=WORD_PATTERN)
 
 
 # ---------------------------------------------------------------------- reading

@@ -147,12 +147,21 @@ def test_stop_words_dropped_from_raw_text_by_default(tmp_path, capsys, raw_text)
     assert {"inference", "n_init", "min_df", "text_column", "seed", "n_components"} <= set(
         summary["settings"])
     assert "covariance_type" not in summary["settings"]
-    # none keeps them; a file of words drops just those; --min-df drops rare terms
+    # none keeps them (but for those in more than half the documents, --max-df's default
+    # for raw text; 1.0 keeps those too); a file of words drops just those; --min-df drops
+    # rare terms
     status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
                             "--stop-words", "none", "--out", str(tmp_path / "b"), "-q")
     assert status == 0, err
-    kept = json.loads((tmp_path / "b" / "summary.json").read_text())
-    assert "the" in out and kept["n_terms"] > summary["n_terms"]
+    ceiling = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert "the" not in out.split() and ceiling["n_terms"] > summary["n_terms"]
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
+                            "--stop-words", "none", "--max-df", "1.0", "--out",
+                            str(tmp_path / "b2"), "-q")
+    assert status == 0, err
+    kept = json.loads((tmp_path / "b2" / "summary.json").read_text())
+    assert "the" in out.split() and kept["n_terms"] > ceiling["n_terms"]
+    assert kept["settings"]["max_df"] == 1.0
     (tmp_path / "stop.txt").write_text("the\nand\nof\nheart\n")
     status, out, err = _cli(capsys, "cluster", str(raw_text), "-k", "2", "--n-init", "1",
                             "--stop-words", str(tmp_path / "stop.txt"), "--min-df", "6",
@@ -420,3 +429,55 @@ def test_row_index_columns_and_utf16_tables_from_pandas_r_and_excel(tmp_path, ca
         labels = np.loadtxt(tmp_path / name[:2] / "assignments.csv", delimiter=",", skiprows=1,
                             usecols=1)
         assert mb.metrics.ari(truth.labels, labels) > 0.9
+
+
+def _messages(tmp_path):
+    """A CSV of 40 e-mails with RFC 5322 headers: 20 about rockets, 20 about baking."""
+    import csv
+
+    rng = np.random.default_rng(0)
+    topics = (["rocket", "orbit", "launch", "fuel", "engine"],
+              ["flour", "oven", "bread", "butter", "dough"])
+    path = tmp_path / "mail.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text"])
+        for i in range(40):
+            words = " ".join(rng.choice(topics[i % 2], 12))
+            writer.writerow([f"From: user{i}@university.edu (User)\nSubject: Re: note {i}\n"
+                             f"Organization: University\nLines: 4\n\nIn article <{i}@host.com>, "
+                             f"x@host.com writes:\n{words} 1993 see www.example.com\n"])
+    return path
+
+
+def test_raw_messages_lose_headers_addresses_and_common_words(tmp_path, capsys):
+    path = _messages(tmp_path)
+    status, out, err = _cli(capsys, "cluster", str(path), "-k", "2", "--n-init", "1",
+                            "--out", str(tmp_path / "a"), "-q")
+    assert status == 0, err
+    clusters = json.loads((tmp_path / "a" / "clusters.json").read_text())
+    words = {w for c in clusters for w in c["top_words"]}
+    assert words <= {"rocket", "orbit", "launch", "fuel", "engine", "flour", "oven", "bread",
+                     "butter", "dough", "note"}
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["n_terms"] == 10  # "note" is in every subject: above --max-df's 0.5
+    # --max-features keeps the most widely used; --max-df 1.0 keeps "note"
+    status, out, err = _cli(capsys, "cluster", str(path), "-k", "2", "--n-init", "1",
+                            "--max-df", "1.0", "--max-features", "3", "--out",
+                            str(tmp_path / "b"), "-q")
+    assert status == 0, err
+    capped = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert capped["n_terms"] == 3 and capped["settings"]["max_features"] == 3
+    assert "note" in {w for c in json.loads((tmp_path / "b" / "clusters.json").read_text())
+                      for w in c["top_words"]}
+
+
+@pytest.mark.parametrize("flag,value,fragment", [
+    ("--max-df", "0", "--max-df"), ("--max-df", "1.5", "--max-df"),
+    ("--max-features", "0", "--max-features"), ("--max-df", "half", "--max-df")])
+def test_bad_word_filter_values_are_one_line_errors(tmp_path, capsys, flag, value, fragment):
+    path = _messages(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["cluster", str(path), flag, value, "--out", str(tmp_path / "o"), "-q"])
+    assert stop.value.code == 2
+    assert fragment in capsys.readouterr().err

@@ -127,7 +127,11 @@ def test_cluster_reads_docword_and_matrix_market_on_the_workers(client, tmp_path
         ("cluster", "uci/docword.corpus.txt", ["-k", "3", "--n-init", "1", "--labels",
                                                "labels.txt", "--min-df", "0.05"],
          ["assignments.csv", "clusters.json"]),
+        ("cluster", "uci/docword.corpus.txt", ["-k", "3", "--n-init", "1", "--max-df", "0.9",
+                                               "--max-features", "20"],
+         ["assignments.csv", "clusters.json"]),
     ])
+    assert _json(tmp_path / "there2" / "summary.json")["n_terms"] == 20
     assert "scores" in _json(tmp_path / "there1" / "summary.json")  # against --labels
     assert "note: data/unsorted.mtx is not sorted by row: every worker read the whole file" \
         in printed[0]

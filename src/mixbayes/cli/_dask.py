@@ -61,7 +61,7 @@ def cluster_client(args):
         yield None
         return
     try:
-        from ..distributed._dask import require
+        from ..distributed import require
 
         distributed = require()[2]
     except ImportError as exc:

@@ -15,6 +15,7 @@ import numpy as np
 from .._validation import plural
 
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
+RAW_TEXT_MAX_DF = 0.5  # --max-df's default for raw text (max_df_of)
 _MISSING = ("NA", "NAN", "NULL", "?")
 _DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
                    "of numbers")
@@ -53,6 +54,14 @@ def stop_words_of(option, raw_text):
     return words
 
 
+def max_df_of(args, raw_text):
+    """``--max-df``: as given, else half the documents for raw text (words in most of them say
+    little about any cluster) and none dropped for count matrices (their maker chose the
+    terms)."""
+    given = getattr(args, "max_df", None)
+    return given if given is not None else (RAW_TEXT_MAX_DF if raw_text else 1.0)
+
+
 def _looks_numeric(path):
     """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
     from .._formats import allow_long_fields, read_text, sniff_delimiter
@@ -75,7 +84,7 @@ def read_documents(args):
     On a cluster (``args.client``), a docword or Matrix Market file is read by the workers and
     stays there: the corpus is then a :class:`._sharded.ClusterCorpus`.
     """
-    from ..corpus import read_corpus
+    from ..corpus import raw_text_options, read_corpus
     from ._sharded import count_file, read_sharded
 
     path = args.input
@@ -90,11 +99,12 @@ def read_documents(args):
     if source is not None:
         return read_sharded(args, source)
     raw = os.path.exists(path) and _is_raw_text(path)
+    words = raw_text_options() if raw else {}
     try:
         if path.endswith((".csv", ".csv.gz")):
             try:
                 corpus = read_corpus(path, text_column=args.text_column,
-                                     label_column=label_column)
+                                     label_column=label_column, **words)
             except ValueError as exc:
                 if "text_column" in str(exc) and _looks_numeric(path):
                     raise ValueError(f"input: {path!r} is a numeric table with no "
@@ -102,15 +112,18 @@ def read_documents(args):
                                      f"{_POINTS_HINT}.") from None
                 raise  # main names text_column as --text-column
         else:
-            corpus = read_corpus(path)
+            corpus = read_corpus(path, **words)
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
         raise as_input_error(exc) from None
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
     stop_words = stop_words_of(args.stop_words, raw)
-    if stop_words is not None or args.min_df != 1:
-        corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df)
+    max_df = max_df_of(args, raw)
+    max_features = getattr(args, "max_features", None)
+    if stop_words is not None or args.min_df != 1 or max_df != 1.0 or max_features:
+        corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df, max_df=max_df,
+                                   max_features=max_features)
     keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
     if keep.size == 0:
         raise empty_corpus_error(path)

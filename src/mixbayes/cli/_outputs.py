@@ -240,4 +240,4 @@ def note_documents(settings, stop_words, args, left_out, stream, notes=()):
     if left_out:
         listed = "doc_topics.csv" if args.command == "topics" else "assignments.csv"
         print(f"{plural(left_out, 'empty document')} left out (blank, or no words left after "
-              f"stop words and --min-df); they are not in {listed}", file=stream)
+              f"--stop-words, --min-df and --max-df); they are not in {listed}", file=stream)

@@ -102,7 +102,14 @@ def add_text_options(parser):
                         ".csv, a folder -, none for count matrices)")
     parser.add_argument("--min-df", type=min_df_option, default=None, metavar="N",
                         help="drop terms used by fewer than N documents (or a share such as "
-                        "0.01) (default: 1)")
+                        "0.01) (default: 2 for raw text, 1 for count matrices)")
+    parser.add_argument("--max-df", type=min_df_option, default=None, metavar="N",
+                        help="drop terms used by more than N documents (or a share such as "
+                        "0.5) (default: 0.5 for raw text, 1.0 - none dropped - for count "
+                        "matrices)")
+    parser.add_argument("--max-features", type=positive_int, default=None, metavar="N",
+                        help="keep at most the N terms used by the most documents, after the "
+                        "other filters (default: all)")
 
 
 def add_common(parser, out_default):

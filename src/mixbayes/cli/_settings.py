@@ -33,7 +33,12 @@ _CLUSTER_OPTIONS = {
 # options for documents; refused where the input is points (gmm, hdp --groups)
 _TEXT_OPTIONS = {"text_column": ("--text-column", "text"),
                  "stop_words": ("--stop-words", None),
-                 "min_df": ("--min-df", 1)}
+                 "min_df": ("--min-df", 1),
+                 "max_df": ("--max-df", None),  # None: by the input's kind (read_documents)
+                 "max_features": ("--max-features", None)}
+
+# recorded in summary.json's settings even when not given (the later ones only when given)
+_RECORDED = ("text_column", "stop_words", "min_df")
 
 # estimator parameter names -> the flags a CLI user knows them by, for error messages
 _CLI_WORDS = {
@@ -142,7 +147,7 @@ def read_settings(parsed):
                              f"{args.model}{' --groups' if args.groups else ''} is points.")
         if value is None:
             values[dest] = default
-        if not points:
+        if not points and (dest in _RECORDED or value is not None):
             settings[dest] = getattr(args, dest)
     if args.select is not None:
         settings["select"] = range_text(args.select)

@@ -31,13 +31,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
-from functools import cached_property
-
-import numpy as np
-import scipy.sparse as sp
-
-from .._validation import check_counts
 
 BLOCKSIZE = 2**26  # bytes of the file per shard, at most (the readers' default)
 
@@ -53,115 +46,16 @@ def count_file(args):
     return found(args.input)
 
 
-# ---------------------------------------------------------------------- on the workers
-def _checked(block, path):
-    """A shard's counts as :func:`mixbayes.read_corpus` checks them (CSR, int64, no zeros)."""
-    try:
-        return check_counts(block, "counts")
-    except ValueError as exc:
-        raise ValueError(f"input: {path!r}: {exc}") from None
-
-
-def _document_frequency(block):
-    return np.asarray((block > 0).sum(axis=0)).ravel()  # as Corpus.drop_terms counts them
-
-
-def _select_terms(block, columns):
-    return block[:, columns]
-
-
-def _empty_rows(block):
-    return np.flatnonzero(np.diff(block.indptr) == 0)
-
-
-def _drop_rows(block, rows):
-    keep = np.ones(block.shape[0], dtype=bool)
-    keep[rows] = False
-    return block[keep]
-
-
-def _predict_proba(block, model):
-    return model.predict_proba(block)
-
-
 # ---------------------------------------------------------------------- on the client
-@dataclass
-class ClusterCorpus:
-    """A corpus whose counts stay on the workers, with the attributes of
-    :class:`mixbayes.Corpus` that the commands read.
-
-    Attributes
-    ----------
-    client : distributed.Client
-    parts : list of Future
-        The shards' CSR counts, in row order; none is empty, nor holds an empty document.
-    sizes : list of int
-        Documents per shard.
-    vocabulary, doc_ids : ndarray of str
-    labels : ndarray or None
-    notes : list of str
-        What the reading did that the user should know.
-    """
-
-    client: object
-    parts: list
-    sizes: list
-    vocabulary: np.ndarray
-    doc_ids: np.ndarray
-    labels: np.ndarray = None
-    notes: list = field(default_factory=list)
-
-    @property
-    def n_documents(self):
-        return int(sum(self.sizes))
-
-    @property
-    def n_terms(self):
-        return len(self.vocabulary)
-
-    @cached_property
-    def counts(self):
-        """The counts as one dask array, a chunk per shard (the fits take it)."""
-        from ..distributed._dask import require
-
-        da = require()[1]
-        meta = sp.csr_matrix((0, self.n_terms), dtype=np.int64)
-        return da.concatenate([
-            da.from_delayed(part, shape=(size, self.n_terms), dtype=np.int64, meta=meta)
-            for part, size in zip(self.parts, self.sizes)])
-
-    def map(self, function, *args):
-        """``function(shard, *args)`` of every shard, computed on the workers (``args`` sent
-        once to each) and yielded in row order, one at a time: the client holds one shard's
-        result at once."""
-        from ..distributed._dask import scatter
-
-        sent = [scatter(self.client, arg) for arg in args]
-        results = [self.client.submit(function, part, *sent, pure=False) for part in self.parts]
-        while results:  # each fetched and let go in turn
-            yield results.pop(0).result()
-
-    def sample(self, m):
-        """``(corpus, rows)``: ``m`` evenly spaced documents (all, when there are no more)
-        gathered here as a :class:`mixbayes.Corpus`, and their row numbers."""
-        from .._engines import evenly_spaced
-        from ..corpus import Corpus
-        from ..distributed._cavi import gather_rows
-
-        rows = evenly_spaced(self.n_documents, m)
-        counts = gather_rows(self.client, self.parts, self.sizes, rows)
-        return Corpus(counts, self.vocabulary, self.doc_ids[rows],
-                      None if self.labels is None else self.labels[rows]), rows
-
-
 def probabilities(model, corpus):
     """``model.predict_proba`` of the corpus's documents in row chunks: the whole matrix at once
     in process, a shard at a time from the workers for a :class:`ClusterCorpus`."""
+    from ..distributed import ClusterCorpus, predict_proba_of
+
     if not isinstance(corpus, ClusterCorpus):
         yield model.predict_proba(corpus.counts)
         return
-    light = _without_documents(model)
-    yield from corpus.map(_predict_proba, light)
+    yield from corpus.map(predict_proba_of, _without_documents(model))
 
 
 def _without_documents(model):
@@ -180,6 +74,8 @@ def report_data(corpus):
     :data:`._dask.SAMPLE` documents (its ``rows`` when not all of them) from the workers."""
     from . import _dask
 
+    from ..distributed import ClusterCorpus
+
     if not isinstance(corpus, ClusterCorpus):
         return corpus, {}
     sample, rows = corpus.sample(_dask.SAMPLE)
@@ -190,8 +86,7 @@ def read_sharded(args, source):
     """:func:`mixbayes.cli._inputs.read_documents` of the docword or Matrix Market file
     ``source`` (from :func:`count_file`), read by the workers of ``args.client``; returns
     ``(ClusterCorpus, stop_words_used, n_left_out)``."""
-    from ..distributed import NotSortedError
-    from ..distributed._readers import entries_mismatch
+    from ..distributed import NotSortedError, entries_mismatch
 
     path, kind = source
     notes = []
@@ -215,10 +110,7 @@ def read_sharded(args, source):
 def _read(path, kind, client, sorted_rows):
     """The ShardedCorpus of ``path`` and the futures of its non-empty shards, checked on the
     workers (the first bad shard's error raised here, naming the input)."""
-    from dask import delayed
-
-    from ..distributed import read_docword, read_matrix_market
-    from ..distributed._dask import spread
+    from ..distributed import checked_shards, read_docword, read_matrix_market
     from ._inputs import as_input_error
 
     where = os.path.abspath(path)  # a worker's working folder is not this one
@@ -229,9 +121,7 @@ def _read(path, kind, client, sorted_rows):
                    else read_docword(where, n_shards, BLOCKSIZE))
     except (ValueError, OSError) as exc:
         raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None
-    blocks = [block for block, size in zip(sharded.counts.to_delayed().ravel(),
-                                            sharded.counts.chunks[0]) if size]
-    parts = spread(client, [delayed(_checked)(block, path) for block in blocks])
+    parts = checked_shards(client, sharded, path)
     _raise_first_error(parts, path, where)
     return sharded, parts
 
@@ -262,40 +152,16 @@ def _documents(args, sharded, parts):
     """The corpus of the checked shards with ``--labels``, ``--stop-words`` and ``--min-df``
     applied and the empty documents left out, as ``read_documents`` leaves them; returns
     ``(ClusterCorpus, stop_words_used, n_left_out)``."""
-    from ..corpus import kept_terms
-    from ..distributed._dask import scatter, total, tree_reduce
-    from ._inputs import empty_corpus_error, read_sidecar, stop_words_of
+    from ..distributed import filtered
+    from ._inputs import empty_corpus_error, max_df_of, read_sidecar, stop_words_of
 
-    client = args.client
     n = sharded.counts.shape[0]
-    sizes = [int(size) for size in sharded.counts.chunks[0] if size]
     labels = (read_sidecar(args.labels, "labels", n, "documents") if args.labels is not None
               else sharded.labels)
-    doc_ids = np.asarray(sharded.doc_ids if sharded.doc_ids is not None
-                         else np.arange(n).astype(str), dtype=str)
-    if doc_ids.shape != (n,):
-        raise ValueError(f"input: doc_ids.txt beside {args.input!r} has {doc_ids.size} "
-                         f"entries for {n} documents.")
-    vocabulary = np.asarray(sharded.vocabulary, dtype=str)
     stop_words = stop_words_of(args.stop_words, False)  # counts, not raw text
-    if stop_words is not None or args.min_df != 1:  # the condition read_documents applies
-        frequency = tree_reduce(client, [client.submit(_document_frequency, part)
-                                         for part in parts], total).result()
-        keep = kept_terms(vocabulary, frequency, n, stop_words, args.min_df)
-        columns = scatter(client, np.flatnonzero(keep))
-        parts = [client.submit(_select_terms, part, columns) for part in parts]
-        vocabulary = vocabulary[keep]
-    empty = client.gather([client.submit(_empty_rows, part) for part in parts])
-    starts = np.cumsum([0] + sizes[:-1])
-    dropped = np.concatenate([rows + start for rows, start in zip(empty, starts)]
-                             + [np.empty(0, np.int64)])
-    if dropped.size == n:
+    corpus, left_out = filtered(args.client, sharded, parts, labels, stop_words, args.min_df,
+                                name=args.input, max_df=max_df_of(args, False),
+                                max_features=getattr(args, "max_features", None))
+    if corpus is None:
         raise empty_corpus_error(args.input)
-    kept = [(client.submit(_drop_rows, part, rows) if rows.size else part, size - rows.size)
-            for part, rows, size in zip(parts, empty, sizes) if size > rows.size]
-    documents = np.ones(n, dtype=bool)
-    documents[dropped] = False
-    corpus = ClusterCorpus(client, [part for part, _ in kept], [size for _, size in kept],
-                           vocabulary, doc_ids[documents],
-                           None if labels is None else np.asarray(labels)[documents])
-    return corpus, stop_words, int(dropped.size)
+    return corpus, stop_words, left_out

@@ -101,7 +101,8 @@ def _write(model, path, data, options):
         if message.startswith("data: "):
             message = "--corpus: " + message[len("data: "):]
         message = message.replace("(the same stop words and minimum document frequency)",
-                                  "(the same --stop-words, --min-df and --text-column)")
+                                  "(the same --stop-words, --min-df, --max-df, --max-features and "
+                                  "--text-column)")
         raise ValueError(message) from None
 
 
@@ -119,7 +120,7 @@ def _read_data(model, args):
     if documents and args.drop_column:
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
     if not documents:
-        for flag in ("text_column", "stop_words", "min_df"):
+        for flag in ("text_column", "stop_words", "min_df", "max_df", "max_features"):
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} is for documents; a {name} was "
                                  "fitted to points.")
@@ -127,7 +128,8 @@ def _read_data(model, args):
         if documents:
             settings = argparse.Namespace(input=args.corpus, labels=None,
                                           text_column=args.text_column or "text",
-                                          stop_words=args.stop_words, min_df=args.min_df or 1)
+                                          stop_words=args.stop_words, min_df=args.min_df or 1,
+                                          max_df=args.max_df, max_features=args.max_features)
             return read_documents(settings)[0], {}
         if not os.path.exists(args.corpus):
             raise ValueError(f"input: no file named {args.corpus!r}.")

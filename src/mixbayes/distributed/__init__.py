@@ -13,9 +13,13 @@ sends data held here to a cluster; :func:`fit` is that. Readers: :func:`read_doc
 """
 
 from .._engines import START_SAMPLE
+from ._corpus import ClusterCorpus, checked_shards, filtered, predict_proba_of
+from ._dask import require
 from ._engine import engine, fit, fit_predict  # registers the Dask engine (dask not imported)
-from ._readers import NotSortedError, ShardedCorpus, read_docword, read_matrix_market
+from ._readers import (NotSortedError, ShardedCorpus, entries_mismatch, read_docword,
+                       read_matrix_market)
 from ._topics import select_n_topics
 
-__all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "engine", "fit", "fit_predict",
-           "read_docword", "read_matrix_market", "select_n_topics"]
+__all__ = ["START_SAMPLE", "ClusterCorpus", "NotSortedError", "ShardedCorpus", "checked_shards",
+           "engine", "entries_mismatch", "filtered", "fit", "fit_predict", "predict_proba_of",
+           "read_docword", "read_matrix_market", "require", "select_n_topics"]
