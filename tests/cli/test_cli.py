@@ -51,7 +51,10 @@ def test_cluster_with_selection_and_text_input(tmp_path):
     summary = json.loads((tmp_path / "sel" / "summary.json").read_text())
     assert summary["best_k"] == 2 and len(summary["selection"]) == 4
     assert (tmp_path / "sel" / "selection.png").exists()
-    assert "of the range" not in result.stdout  # 2 is inside 1:4
+    # 2 is inside 1:4: no note on the ELBO's choice (the held-out likelihood is a near tie here,
+    # K = 4 against 2 by 0.2-0.7 nats over 9 held-out documents depending on the chain, and may
+    # get its own note)
+    assert "ELBO + log K! is" not in result.stdout
     # the whole curve is printed, both criteria
     assert "heldout_log_likelihood" in result.stdout and "chosen K = 2" in result.stdout
     # a range above the truth: whichever end wins, the user is told to widen it
