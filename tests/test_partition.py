@@ -160,6 +160,39 @@ def test_similarities_and_certainty():
     assert sum(post.values()) == pytest.approx(1.0) and set(post) <= {1, 2, 3}
 
 
+@pytest.mark.parametrize("n, top, block_size", [(12, 3, None), (30, 5, 7), (9, 8, 4),
+                                                (10, 20, 3)])
+def test_similarity_for_large_n_matches_the_dense_matrix(n, top, block_size):
+    """The rows block by block equal the dense matrix's; the sparse top neighbours hold each
+    row's largest off-diagonal similarities (their values are the dense row's sorted top,
+    ties to the lower index), zeros left out; the dense form is refused above max_dense,
+    the sparse one is not."""
+    rng = np.random.default_rng(n)
+    draws = rng.integers(0, 4, (25, n))
+    draws[:, 1] = draws[:, 0]  # a pair always together, and ties
+    draws[:3, 2] = 7  # an item that sometimes sits alone
+    dense = mb.partition.similarity(draws)
+    blocks = list(mb.partition.similarity_blocks(draws, block_size))
+    assert all(b.shape[0] <= (block_size or n) and b.shape[1] == n for _, b in blocks)
+    np.testing.assert_allclose(np.vstack([b for _, b in blocks]), dense)
+    assert [start for start, _ in blocks] == list(range(0, n, block_size or n))
+    sparse = mb.partition.similarity(draws, max_dense=2, top=top, block_size=block_size)
+    assert sparse.shape == (n, n)
+    off = dense - 2 * np.eye(n)  # the diagonal below every similarity
+    m = min(top, n - 1)
+    for i in range(n):
+        row = sparse[[i]].toarray().ravel()
+        order = np.lexsort((np.arange(n), -off[i]))[:m]  # by value, ties to the lower index
+        want = np.zeros(n)
+        want[order] = np.maximum(off[i, order], 0)
+        np.testing.assert_allclose(row, want)
+    assert sparse[[0]].toarray()[0, 1] == 1.0
+    with pytest.raises(ValueError, match="top must be an integer"):
+        mb.partition.similarity(draws, top=0)
+    with pytest.raises(ValueError, match="block_size must be"):
+        list(mb.partition.similarity_blocks(draws, block_size=0))
+
+
 def test_chain_diagnostics():
     rng = np.random.default_rng(6)
     chains = [rng.integers(0, 3, (20, 10)) for _ in range(2)]
@@ -189,7 +222,7 @@ def test_bad_arguments():
         mb.partition.credible_ball(draws, np.zeros(4, dtype=int), level=1.5)
     with pytest.raises(ValueError, match="loss must be one of"):
         mb.partition.point_estimate(draws, loss="l2")
-    with pytest.raises(ValueError, match="max_dense"):
+    with pytest.raises(ValueError, match="max_dense=3 items.*top=m"):
         mb.partition.similarity(draws, max_dense=3)
 
 
@@ -234,3 +267,4 @@ def test_the_tree_summarises_every_level():
     assert tree.partition_summary(level=1).estimate.labels.shape == (60,)
     with pytest.raises(ValueError, match="level must be"):
         tree.partition_summary(level=3)
+
