@@ -268,3 +268,37 @@ def test_the_tree_summarises_every_level():
     with pytest.raises(ValueError, match="level must be"):
         tree.partition_summary(level=3)
 
+
+def test_samplers_store_the_point_estimate_as_an_answer(tmp_path):
+    """point_estimate="vi" (or "binder") stores point_labels_, the search's answer on the kept
+    draws (the same labels as mb.partition.point_estimate of them), beside an unchanged
+    labels_; it survives save -> load; a variational DMM, or too few kept draws, is refused."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=6, word_concentration=1.0,
+                                            random_state=1)
+    plain = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=30, max_samples=10,
+                                           n_init=1).fit(corpus.counts)
+    dmm = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=30, max_samples=10,
+                                         n_init=1, point_estimate="binder").fit(corpus.counts)
+    np.testing.assert_array_equal(dmm.labels_, plain.labels_)
+    want = mb.partition.point_estimate(dmm.label_samples_, loss="binder").labels
+    np.testing.assert_array_equal(dmm.point_labels_, want)
+    assert not hasattr(plain, "point_labels_")
+    hdp = mb.HDPMixture(n_iter=12, point_estimate="vi").fit(corpus.counts)
+    np.testing.assert_array_equal(
+        hdp.point_labels_, mb.partition.point_estimate(hdp.group_label_samples_).labels)
+    X, _ = mb.datasets.make_tree_data(40, 2, "nested", branching=(2, 2), random_state=0)
+    tree = mb.HierarchicalMixture(2, n_iter=12, max_samples=6, point_estimate="vi").fit(X)
+    np.testing.assert_array_equal(
+        tree.point_labels_, mb.partition.point_estimate(tree.level_samples_[:, -1]).labels)
+    for model in (dmm, hdp, tree):
+        mb.save(model, tmp_path / "m.npz")
+        np.testing.assert_array_equal(mb.load(tmp_path / "m.npz").point_labels_,
+                                      model.point_labels_)
+    with pytest.raises(ValueError, match="needs inference='gibbs'"):
+        mb.DirichletMultinomialMixture(3, point_estimate="vi").fit(corpus.counts)
+    with pytest.raises(ValueError, match="point_estimate must be"):
+        mb.DirichletMultinomialMixture(3, inference="gibbs", point_estimate="l2").fit(
+            corpus.counts)
+    with pytest.raises(ValueError, match="at least 2 kept draws; 1 were kept"):
+        mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=10, max_samples=1,
+                                       point_estimate="vi").fit(corpus.counts)

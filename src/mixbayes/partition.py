@@ -57,6 +57,16 @@ def kept_sweeps(first, stop, at_most):
     return set(after[pick.astype(int)].tolist())
 
 
+def point_labels(draws, loss, settings):
+    """What a sampler with ``point_estimate=loss`` stores as ``point_labels_``: the
+    :func:`point_estimate` of its kept ``draws`` (``settings`` name what keeps too few)."""
+    if draws is None or len(draws) < 2:
+        raise ValueError(f"point_estimate={loss!r} needs at least 2 kept draws; "
+                         f"{0 if draws is None else len(draws)} were kept ({settings} too "
+                         "small).")
+    return point_estimate(draws, loss=loss).labels
+
+
 def _check_draws(draws, name="draws", min_draws=2):
     """Draws as int64 (n_draws, n_items), each draw relabelled 0.. in order of appearance."""
     array = np.asarray(draws)

@@ -253,7 +253,8 @@ def _array_specs(model, scalars):
         return {**_COMMON_VB, "weight_concentration_": (("K",), "+"),
                 "word_concentration_": (("K", "p"), "+"), "components_": (("K", "p"), ">=0"),
                 "log_joint_trace_": (("*",), "real", "optional"),
-                "label_samples_": (("*", "*"), "label", "optional")}
+                "label_samples_": (("*", "*"), "label", "optional"),
+                "point_labels_": (("n",), "int", "optional")}
     if name == "VariationalGaussianMixture":
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p"), "spherical": ("K",)}[
             model.covariance_type]
@@ -281,7 +282,8 @@ def _array_specs(model, scalars):
                 "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
                 "linkage_": (("*", 4), "linkage"),
                 "depth_scores_": (("*",), "depth_scores", "optional"),
-                "level_samples_": (("*", "L", "n"), "int", "optional")}
+                "level_samples_": (("*", "L", "n"), "int", "optional"),
+                "point_labels_": (("n",), "int", "optional")}
         kind = model.covariance_type
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
         rule = "f" if kind == "full" else "+"
@@ -296,7 +298,8 @@ def _array_specs(model, scalars):
              "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
              "rhat_": ((), "stats"), "ess_": ((), "stats"),
              "group_label_samples_": (("*", "G"), "int"),
-             "label_samples_": (("*", "*"), "int", "optional")}
+             "label_samples_": (("*", "*"), "int", "optional"),
+             "point_labels_": (("G",), "int", "optional")}
     if model.kernel == "categorical":
         specs["term_frequency_"] = (("p",), ">=0")
     return specs
