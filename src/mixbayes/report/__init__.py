@@ -93,6 +93,9 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
             payload = _extract.tree_payload(model, points, feature_names)
         else:
             payload = _extract.gaussian_payload(model, points, feature_names)
+    from ._warnings import convergence_warnings
+
+    payload["warnings"] = convergence_warnings(model)
     names = doc_ids if kind == "terms" else None
     partition = _extract.partition_payload(model, names)
     if partition is not None:
