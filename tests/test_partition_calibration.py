@@ -13,8 +13,8 @@ balls over-cover, and above a mass of 0.975 over-coverage cannot reach 3 standar
 Budget, measured on this 2-core machine: 41 s of CPU for the three tests together (the DMM,
 the HDP and the tree); their wall times grow with the machine's load (at load 7-8: 37, 43
 and 57 s); marked slow. The power of each test, measured when it was written, is in its
-docstring; it can be measured again with ``python tests/test_partition_calibration.py`` (prints every
-model's coverage and mass as written and with each planted bug).
+docstring; it can be measured again with ``python tests/test_partition_calibration.py``
+(prints every model's coverage and mass as written and with each planted bug).
 The Gaussian mixture has no sampler (VB only), so no test of its own.
 """
 
