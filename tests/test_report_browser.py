@@ -214,7 +214,8 @@ PROJECTION = """(() => {
                                   const q = p.matrixTransform(m); return [q.x, q.y]; };
     const M = svg.getScreenCTM();
     const texts = Array.from(svg.querySelectorAll('g.axis text'));
-    const xt = texts.filter(t => t.getAttribute('text-anchor') === 'middle' && !t.getAttribute('transform'))
+    const xt = texts
+      .filter(t => t.getAttribute('text-anchor') === 'middle' && !t.getAttribute('transform'))
       .filter(t => !isNaN(parseFloat(t.textContent)))
       .map(t => [parseFloat(t.textContent), screen(M, +t.getAttribute('x'), 0)[0]]);
     const yt = texts.filter(t => t.getAttribute('text-anchor') === 'end')
