@@ -9,7 +9,8 @@ from mixbayes.tree._start import ward_start
 
 def test_bic_cut_finds_the_leaves_and_their_spread():
     """Twelve well-separated leaves under two levels: the start has twelve leaves matching
-    the truth, nested levels, and the pooled within-leaf variance of the truth (1.0)."""
+    the truth, nested levels grouped as the truth's (BHC's merges of the leaves), with
+    round(12^(l/3)) nodes at level l, and the pooled within-leaf variance of the truth (1.0)."""
     X, truth = mb.datasets.make_tree_data(240, 3, branching=(2, 2, 3), leaf_spread=5.0,
                                           parent_spread=20.0, min_parent_distance=40.0,
                                           n_features=10, random_state=0)
@@ -17,6 +18,11 @@ def test_bic_cut_finds_the_leaves_and_their_spread():
     assert start.n_leaves == 12
     assert nmi(truth.paths[:, -1], start.paths[:, -1]) == 1.0
     assert 0.85 < start.within_variance < 1.15
+    assert [np.unique(start.paths[:, level]).size for level in range(3)] == [2, 5, 12]
+    assert nmi(truth.paths[:, 0], start.paths[:, 0]) == 1.0
+    # level 2 holds 5 nodes for the truth's 4: each of them inside one true parent
+    pairs = np.unique(np.column_stack([truth.paths[:, 1], start.paths[:, 1]]), axis=0)
+    assert np.unique(pairs[:, 1]).size == pairs.shape[0]
     for level in range(2):  # every node has one parent
         pairs = np.unique(start.paths[:, level:level + 2], axis=0)
         assert np.unique(pairs[:, 1]).size == pairs.shape[0]

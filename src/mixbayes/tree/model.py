@@ -327,7 +327,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         start = None  # the Ward start, built only when the start or sigma^2 needs it
         if self.init == "ward" or self.observation_variance is None:
             start_rng = check_random_state(self.random_state).spawn(1)[0]
-            start = ward_start(X, self.depth_, start_rng, family=family)
+            start = ward_start(X, self.depth_, start_rng, family=family, mean_prior_variance=s02,
+                               alpha=float(self.top_concentration),
+                               variance=self.observation_variance)
         if self.observation_variance is None:
             within = start.within_variance
             observation_variance = within if within > 0 else 0.1 * scale
