@@ -19,8 +19,10 @@ def machine():
     import numba
     import sklearn
 
-    return (f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-            f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, numba {numba.__version__}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu}, {os.cpu_count()} cores, load average {load:.1f} at the start; Python "
+            f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
+            f"{sklearn.__version__}, numba {numba.__version__}")
 
 
 def markdown_table(header, rows):

@@ -81,7 +81,7 @@ def main():
         write_section(args.write, "## Speed beside busy processes (`python bench/bench_busy.py`)",
                       f"; medians of {args.repeats} runs" + (" (--quick)" if args.quick else ""),
                       table + "\n\nThe kernels' policy: one serial/parallel threshold "
-                      "(`families/_kernel_tools._PARALLEL_FROM`, 5 million multiply-adds a "
+                      "(`_kernel_tools._PARALLEL_FROM`, 5 million multiply-adds a "
                       "call) for the families' and the topic model's fit-loop kernels, the "
                       "OpenMP layer numba picks; beside busy processes a spinning parallel "
                       "region is descheduled and stalls, so small fits run serially.")

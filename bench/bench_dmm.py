@@ -52,7 +52,7 @@ from sklearn.feature_extraction.text import TfidfTransformer
 
 import mixbayes as mb
 from mixbayes.families._count_kernels import _TAYLOR_BELOW, digamma
-from mixbayes.families._kernel_tools import NEGLIGIBLE
+from mixbayes._kernel_tools import NEGLIGIBLE
 from _report import markdown_table, write_section
 
 DATA = os.environ.get(

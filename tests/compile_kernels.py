@@ -37,7 +37,7 @@ def documents_and_points():
     import numpy as np
 
     import mixbayes as mb
-    from mixbayes.families import _kernel_tools
+    from mixbayes import _kernel_tools
 
     tree_moves()
 

@@ -11,6 +11,7 @@ here. Every function takes the truth first, except the tree measures, which take
 scores accept labels of any hashable type.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -426,7 +427,8 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
     >>> [round(v, 3) for v in result.per_topic]
     [0.0, -27.226]
     """
-    from ._validation import check_counts, is_distributed_input
+    from . import _engines
+    from ._validation import check_counts
 
     kind = _MEASURES.get(measure) if isinstance(measure, str) else None
     if kind is None:
@@ -435,16 +437,15 @@ def coherence(topics, X, measure="umass", vocabulary=None, n=10):
         raise ValueError(f"n must be an integer >= 1; got {n!r}.")
     if vocabulary is None:
         vocabulary = getattr(X, "vocabulary", None)
-    if is_distributed_input(X):  # the counts stay where they are; only the pair counts come here
-        from .distributed._metrics import co_documents
-
+    if _engines.engine_for(X, fit=False).in_process:
+        X = check_counts(X, "X")
+    else:  # the counts stay where they are; only the pair counts come here
         X = getattr(X, "counts", X)
-    else:
-        X, co_documents = check_counts(X, "X"), _co_documents
     n_documents, n_terms = X.shape
     columns, words = _topic_columns(topics, n_terms, vocabulary, int(n))
     terms = np.unique(np.concatenate(columns))  # every topic's top words, each once
-    together = co_documents(X, terms)
+    together = _engines.sum_rows(X, functools.partial(co_documents, terms=terms),
+                                 (terms.size, terms.size))
     per_topic = np.array([_topic_coherence(together[np.ix_(at, at)], n_documents, kind)
                           for at in (np.searchsorted(terms, cols) for cols in columns)])
     scored = per_topic[~np.isnan(per_topic)]
@@ -522,17 +523,20 @@ def _topic_word_matrix(topics):
     return None
 
 
-def _co_documents(X, terms):
-    """How many documents of the CSR counts ``X`` hold each pair of the columns ``terms`` (the
+def co_documents(X, terms):
+    """How many documents of the counts ``X`` hold each pair of the columns ``terms`` (the
     diagonal: how many hold each), as a dense float array of shape (m, m); it adds over row
-    shards."""
+    shards, so a cluster sums it over them (:func:`mixbayes._engines.sum_rows`)."""
+    from ._validation import check_counts
+
+    X = check_counts(X, "X")
     present = sp.csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr),
                             shape=X.shape)[:, terms]  # 1 where a term occurs
     return (present.T @ present).toarray()
 
 
 def _topic_coherence(together, n_docs, kind):
-    """One topic's coherence from :func:`_co_documents` of its top words (best first) in a
+    """One topic's coherence from :func:`co_documents` of its top words (best first) in a
     corpus of ``n_docs`` documents."""
     m = together.shape[0]
     if m < 2:

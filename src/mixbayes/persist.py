@@ -177,15 +177,16 @@ def load(path):
         from ._validation import validate_params
 
         validate_params(model, model._parameter_rules)
-        if name == "HDPMixture":
-            model._check_params()  # the kernel and the options outside the rules
-        _check_fitted(model, scalars, arrays)
+        schema = model._persist_schema(scalars)
+        if schema.check_params is not None:
+            schema.check_params()  # the options outside the rules
+        _check_fitted(model, scalars, arrays, schema)
     except (TypeError, ValueError) as exc:
         raise _fail(path, _one_line(exc)) from None
     for key, value in {**scalars, **arrays}.items():
         setattr(model, key, value)
     try:
-        _smoke_test(model)
+        _smoke_test(schema)
     except Exception as exc:  # noqa: BLE001 - whatever breaks, the file is refused
         raise _fail(path, f"the stored {name} does not work: {_one_line(exc)}") from None
     return model
@@ -238,95 +239,7 @@ def _read(path):
 
 
 # --------------------------------------------------------------------------- what a model holds
-# Every fitted attribute a class stores, with its shape in symbols and a rule on its values:
-# K components, p features, n training samples, "*" any length; "+" positive, ">=0", "label"
-# (an integer in [0, K)), "f" any finite number, "real" any number (traces may hold -inf).
-_COMMON_VB = {
-    "elbo_trace_": (("*",), "real"), "labels_": (("n",), "label"),
-    "weights_": (("K",), ">=0"), "start_elbos_": (("*",), "real", "optional"),
-}
-
-
-def _array_specs(model, scalars):
-    name = type(model).__name__
-    if name == "DirichletMultinomialMixture":
-        return {**_COMMON_VB, "weight_concentration_": (("K",), "+"),
-                "word_concentration_": (("K", "p"), "+"), "components_": (("K", "p"), ">=0"),
-                "log_joint_trace_": (("*",), "real", "optional"),
-                "label_samples_": (("*", "*"), "label", "optional"),
-                "point_labels_": (("n",), "int", "optional")}
-    if name == "VariationalGaussianMixture":
-        shape = {"full": ("K", "p", "p"), "diag": ("K", "p"), "spherical": ("K",)}[
-            model.covariance_type]
-        weights = ("K", 2) if model.weight_concentration_prior_type == "dirichlet_process" \
-            else ("K",)
-        return {**_COMMON_VB, "weight_concentration_": (weights, "+"),
-                "mean_precision_": (("K",), "+"), "means_": (("K", "p"), "f"),
-                "degrees_of_freedom_": (("K",), "+"), "scale_": (shape, "f"),
-                "covariances_": (shape, "f"), "precisions_": (shape, "f"),
-                "mean_prior_": (("p",), "f"), "covariance_prior_": (shape[1:], "f"),
-                "covariance_floor_": (("p",), ">=0")}
-    if name == "TopicModel":
-        return {"topics_": (("K", "p"), ">=0"), "doc_topic_": (("n", "K"), ">=0"),
-                "usage_": (("K",), ">=0"), "term_frequency_": (("p",), ">=0"),
-                "log_posterior_trace_": (("*",), "real"), "dropped_terms_": (("*",), "feature")}
-    if name == "HierarchicalMixture":
-        # nodes of the simplified tree (N) and of the raw kept state predict uses (M)
-        specs = {"labels_": (("n",), "node"), "paths_": (("n", "L"), "node"),
-                "means_": (("K", "p"), "f"), "node_parent_": (("N",), "parent"),
-                "node_level_": (("N",), "int"), "node_size_": (("N",), "int"),
-                "node_weights_": (("N", "K"), ">=0"), "trace_": (("*", "*"), "tree_trace"),
-                "state_parent_": (("M",), "state"), "state_count_": (("M",), "int"),
-                "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
-                "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
-                "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
-                "linkage_": (("*", 4), "linkage"),
-                "depth_scores_": (("*",), "depth_scores", "optional"),
-                "level_samples_": (("*", "L", "n"), "int", "optional"),
-                "point_labels_": (("n",), "int", "optional")}
-        kind = model.covariance_type
-        shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
-        rule = "f" if kind == "full" else "+"
-        # optional for "known": files saved before the tree had covariances lack them
-        extra = ("optional",) if kind == "known" else ()
-        specs.update(precisions_=(shape, rule) + extra, covariances_=(shape, rule) + extra)
-        if kind != "known":
-            specs["covariance_prior_"] = (shape[1:], "f")
-        return specs
-    # HDPMixture
-    specs = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
-             "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
-             "rhat_": ((), "stats"), "ess_": ((), "stats"),
-             "group_label_samples_": (("*", "G"), "int"),
-             "label_samples_": (("*", "*"), "int", "optional"),
-             "point_labels_": (("G",), "int", "optional")}
-    if model.kernel == "categorical":
-        specs["term_frequency_"] = (("p",), ">=0")
-    return specs
-
-
-def _scalar_specs(model):
-    name = type(model).__name__
-    if name == "HierarchicalMixture":
-        specs = {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
-                 "depth_": "count", "log_evidence_": "real",
-                 "observation_variance_": "+", "mean_prior_variance_": "+",
-                 "rhat_": "figures", "ess_": "figures"}
-        if model.covariance_type != "known":
-            specs.update(mean_precision_prior_="+", degrees_of_freedom_prior_="+")
-        return specs
-    if name == "HDPMixture":
-        return {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
-                "top_concentration_": "+", "group_concentration_": "+",
-                "label_samples_": "none", "convergence_warnings_": "strings"}
-    specs = {"n_features_in_": "count", "n_iter_": "int", "converged_": "bool"}
-    if name == "TopicModel":
-        return {**specs, "topic_prior_": "+", "log_posterior_": "real", "n_quasi_newton_": "int"}
-    specs.update(elbo_="real", weight_prior_="+")
-    if name == "DirichletMultinomialMixture":
-        return {**specs, "word_prior_": "+"}
-    return {**specs, "mean_precision_prior_": "+", "degrees_of_freedom_prior_": "+",
-            "n_effective_components_": "int"}
+# Each model declares its fitted attributes (mixbayes._schema.Schema); the checks are here.
 
 
 def _scalar_ok(value, rule):
@@ -348,52 +261,33 @@ def _scalar_ok(value, rule):
     return not np.isnan(value)  # "real": -inf is a legitimate ELBO of an impossible fit
 
 
-def _tree_trace_dtype(model, scalars):
-    """The trace dtype a tree of the stored depth has (None for other models)."""
-    if type(model).__name__ != "HierarchicalMixture":
-        return None
-    probe = type(model)()
-    probe.depth_ = scalars["depth_"]
-    return probe._trace_dtype()
-
-
-def _check_fitted(model, scalars, arrays):
-    """Check every stored attribute against what the class needs, so that a loaded model
-    either works or is refused here (and never fails later, deep inside numpy)."""
-    from .hdp.model import _TRACE_DTYPE, TRACED
-
-    scalar_specs, array_specs = _scalar_specs(model), _array_specs(model, scalars)
+def _check_fitted(model, scalars, arrays, schema):
+    """Check every stored attribute against what the class declares (``schema``), so that a
+    loaded model either works or is refused here (and never fails later, deep inside numpy)."""
+    scalar_specs, array_specs = schema.scalars, schema.arrays
     for key, value in scalars.items():
         if key not in scalar_specs or not _scalar_ok(value, scalar_specs[key]):
             raise ValueError(f"unexpected or invalid scalar {key}={value!r}")
     stored = set(scalars) | set(arrays)
     required = {k for k, v in scalar_specs.items() if v not in ("none", "strings")}
     required |= {k for k, v in array_specs.items() if len(v) < 3}
-    if type(model).__name__ == "HDPMixture":
-        required.discard("label_samples_")  # an array, or None (a scalar) when too large
-        if "label_samples_" not in stored:
-            raise ValueError("missing label_samples_")
+    for key in schema.array_or_none:
+        required.discard(key)  # an array, or None (a scalar) when too large
+        if key not in stored:
+            raise ValueError(f"missing {key}")
     missing = sorted(required - stored)
     if missing:
         raise ValueError(f"missing fitted attribute(s) {missing}")
     sizes = dict(p=scalars["n_features_in_"],
                  K=scalars.get("n_components_", getattr(model, "n_components", None)),
                  G=scalars.get("n_groups_"))
-    if type(model).__name__ == "HierarchicalMixture":
-        sizes.update(L=scalars["depth_"], N=arrays["node_parent_"].shape[0],
-                     M=arrays["state_parent_"].shape[0])
-        sizes["K+1"] = sizes["K"] + 1
-    stats_dtype = np.dtype([(name, float) for name in TRACED])
+    sizes.update(schema.sizes(scalars, arrays))
     for key, value in arrays.items():
         if key not in array_specs:
             raise ValueError(f"unexpected array {key}")
         shape, rule = array_specs[key][:2]
-        if rule in ("trace", "stats", "tree_trace", "depth_scores"):
-            expected = {"trace": _TRACE_DTYPE, "stats": stats_dtype,
-                        "tree_trace": _tree_trace_dtype(model, scalars),
-                        "depth_scores": np.dtype([("depth", np.int64), ("log_evidence", float),
-                                                  ("best_rcdll", float),
-                                                  ("n_leaves", np.int64)])}[rule]
+        if rule in schema.dtypes:
+            expected = schema.dtypes[rule]()
             if value.dtype != expected or value.ndim != len(shape):
                 raise ValueError(f"{key} has dtype {value.dtype} and shape {value.shape}")
             continue
@@ -437,33 +331,25 @@ def _check_fitted(model, scalars, arrays):
                 rule == ">=0" and np.any(value < 0))
         if bad:
             raise ValueError(f"{key} holds values outside its range ({rule})")
-    for key in ("scale_", "precisions_", "covariance_prior_"):
-        if key in arrays and model.covariance_type == "full":
+    for key in schema.positive_definite:
+        if key in arrays:
             matrix = arrays[key]
             if not np.allclose(matrix, np.swapaxes(matrix, -1, -2)) or np.any(
                     np.linalg.eigvalsh(matrix) <= 0):
                 raise ValueError(f"{key} is not symmetric positive definite")
 
 
-def _smoke_test(model):
-    """Predict one sample with the loaded model: a broken model fails here, not later."""
+def _smoke_test(schema):
+    """Predict one sample with the loaded model (its schema's probe): a broken model fails
+    here, not later."""
     import warnings
 
-    p = model.n_features_in_
+    if schema.probe is None:
+        return
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        if type(model).__name__ == "HDPMixture":
-            return
-        if type(model).__name__ == "HierarchicalMixture":
-            leaf = model.predict(model.means_[:1])
-            if not (leaf.shape == (1,) and 0 <= leaf[0] < model.node_parent_.size):
-                raise ValueError(f"it predicts node {leaf} outside the tree")
-            return
-        if type(model).__name__ == "VariationalGaussianMixture":
-            result = model.predict_proba(model.means_[:1])
-        elif type(model).__name__ == "TopicModel":
-            result = model.transform(np.ones((1, p), dtype=np.int64))
-        else:
-            result = model.predict_proba(np.ones((1, p), dtype=np.int64))
+        result = schema.probe()
+    if result is None:  # the probe checked what it predicted itself
+        return
     if not (np.all(np.isfinite(result)) and np.allclose(result.sum(axis=1), 1.0)):
         raise ValueError("its probabilities of a test sample are not finite or do not sum to 1")

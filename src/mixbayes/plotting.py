@@ -154,9 +154,9 @@ def plot_selection(selection, ax=None):
 def _principal_plane(X):
     """The centre and the 2-D basis of a scatter of ``X``: the features themselves for one or
     two, else the first two principal axes, each signed so that its largest loading is
-    positive -- the convention of the report's page (``report._geometry.principal_plane``),
+    positive -- the convention of the report's page (:func:`mixbayes.report.principal_plane`),
     so that ``scatter.png`` and the page are never mirror images of one another."""
-    from .report._geometry import principal_plane
+    from .report import principal_plane
 
     return principal_plane(X)
 
@@ -297,7 +297,7 @@ def plot_hdp_trace(model, nmi=None):
     return fig
 
 
-def _tree_layout(parent):
+def tree_layout(parent):
     """x position of every node: leaves evenly spaced in depth-first order, an inner node
     centred over its children."""
     children = [[] for _ in parent]
@@ -333,7 +333,7 @@ def plot_tree(model, X=None, feature_names=None):
     import matplotlib.pyplot as plt
 
     parent, level, size = model.node_parent_, model.node_level_, model.node_size_
-    x, children = _tree_layout(parent)
+    x, children = tree_layout(parent)
     # a merged node keeps its level in the sampled tree; draw it at its rank among levels
     depth_of = {lv: i for i, lv in enumerate(np.unique(level))}
     y = -np.array([depth_of[lv] for lv in level], dtype=float)

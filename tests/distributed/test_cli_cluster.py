@@ -9,8 +9,9 @@ import pytest
 pytest.importorskip("distributed", reason='needs pip install "mixbayes[distributed]"')
 
 import mixbayes as mb  # noqa: E402
-from mixbayes.cli import _dask, cluster  # noqa: E402
-from test_cli import _run  # noqa: E402  (tests/ is on pytest's pythonpath)
+from mixbayes.cli import _dask  # noqa: E402
+from mixbayes.cli.cluster import gmm as cluster  # noqa: E402  (the Gaussian mixture's run)
+from _support.cli import run as _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
 
 def _labels(folder):

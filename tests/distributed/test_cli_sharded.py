@@ -13,7 +13,7 @@ pytest.importorskip("distributed", reason='needs pip install "mixbayes[distribut
 import mixbayes as mb  # noqa: E402
 from mixbayes.cli import _dask  # noqa: E402
 from mixbayes.distributed import _readers  # noqa: E402
-from test_cli import _run  # noqa: E402  (tests/ is on pytest's pythonpath)
+from _support.cli import run as _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
 
 def _corpus(n_documents, random_state=0):
@@ -64,7 +64,7 @@ def _on_workers_only(monkeypatch):
 def _no_figures(monkeypatch):
     """The mixture's PNG figures left out (0.3 s each; they are tested elsewhere)."""
     from mixbayes import plotting
-    from mixbayes.cli import cluster
+    from mixbayes.cli.cluster import dmm as cluster  # the document mixture's run
 
     for name in ("plot_elbo_trace", "plot_top_words"):
         monkeypatch.setattr(plotting, name, lambda *args, **kwargs: None)

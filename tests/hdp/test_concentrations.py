@@ -7,7 +7,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 import mixbayes as mb
-from helpers import geweke_z_scores
+from _support.helpers import geweke_z_scores
 from mixbayes.datasets._simulate import _franchise
 from mixbayes.hdp import _sampler
 from mixbayes.hdp._concentrations import (

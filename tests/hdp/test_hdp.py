@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from exact import (  # noqa: E402
     canonical, exact_partition_posterior, log_joint_by_definition, log_marginal_sequential,
 )
-from helpers import chi_square_p, geweke_z_scores  # noqa: E402
+from _support.helpers import chi_square_p, geweke_z_scores  # noqa: E402
 
 # Every statistical test here fails by chance with probability 1e-3 at most (chi-square tests at
 # p < 1e-3; z-tests at |z| > 3.3), a false-alarm budget of about 1% for the whole file.

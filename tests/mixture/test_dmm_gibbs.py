@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import canonical_partition, enumerate_posterior, exact_log_joint
+from _support.helpers import canonical_partition, enumerate_posterior, exact_log_joint
 from scipy import stats
 from scipy.special import logsumexp
 

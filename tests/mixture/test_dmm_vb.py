@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import enumerate_posterior, log_dm_predictive
+from _support.helpers import enumerate_posterior, log_dm_predictive
 from scipy.special import digamma, gammaln, logsumexp
 from scipy.stats import dirichlet
 
@@ -199,8 +199,8 @@ def _runs_of(model, X):
     runs = {}
     original = VariationalMixture._fit_single
 
-    def recording(self, X, data, rng, run, resp):
-        result = original(self, X, data, rng, run, resp)
+    def recording(self, X, data, rng, run, resp, **where):  # where: the rows, the family
+        result = original(self, X, data, rng, run, resp, **where)
         runs[run] = result["elbo"]
         return result
 

@@ -463,7 +463,7 @@ def test_save_load_round_trip(tmp_path):
 def test_cli_topics_end_to_end(tmp_path):
     import json
 
-    from test_cli import _run  # in this process (tests/ is on pytest's pythonpath)
+    from _support.cli import run as _run  # in this process (tests/ is on the pythonpath)
 
     corpus, _ = mb.datasets.make_topic_corpus(120, 80, 4, 80, random_state=8)
     corpus.write(tmp_path / "corpus.mtx")

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from helpers import chi_square_p, geweke_z_scores
+from _support.helpers import chi_square_p, geweke_z_scores
 from mixbayes.datasets import make_tree_data
 from mixbayes.diagnostics import effective_sample_size
 from mixbayes.families.gaussian import scaled_prior

@@ -30,19 +30,19 @@ def test_fit_recovers_a_nested_hierarchy_and_its_tree_is_consistent(nested):
 def _recovers_the_leaves(nested, fitted):
     """Nine leaf clusters under three parents (135 points, seed 0, C = 1, 30 sweeps): the
     leaves are recovered (NMI measured 0.98) and the level-1 partition better than a random
-    grouping of those leaves (NMI measured 0.39; BHMC groups leaves by the components they
+    grouping of those leaves (NMI measured 0.59; BHMC groups leaves by the components they
     share, not by distance, so the level-1 split is only weakly identified, and in this data
     set, standardised, two leaves of different parents lie 0.65 apart where two siblings lie
     1.44 apart: the mean over data sets is in the next test)."""
     X, truth = nested
     assert nmi(truth.paths[:, 1], fitted.labels_) > 0.85
-    assert nmi(truth.paths[:, 0], fitted.cut(1)) > 0.3
+    assert nmi(truth.paths[:, 0], fitted.cut(1)) > 0.45
 
 
 def test_level_one_is_recovered_on_average_over_data_sets():
     """The level-1 partition of the fixture's hierarchy over data seeds 0-7 (C = 0, 30
-    sweeps): mean NMI measured 0.82 with the start's levels grouped by BHC (0.81 when they
-    were Ward's cut), five of eight data sets at 0.79 or above."""
+    sweeps): mean NMI measured 0.81, five of eight data sets at 0.79 or above (the chain
+    keeps the start's level 1, Ward's cut)."""
     scores = []
     for seed in range(8):
         X, truth = mb.datasets.make_tree_data(135, 2, "nested", branching=(3, 3),

@@ -9,7 +9,7 @@ from mixbayes.tree._start import ward_start
 
 def test_bic_cut_finds_the_leaves_and_their_spread():
     """Twelve well-separated leaves under two levels: the start has twelve leaves matching
-    the truth, nested levels grouped as the truth's (BHC's merges of the leaves), with
+    the truth, nested levels grouped as the truth's, with
     round(12^(l/3)) nodes at level l, and the pooled within-leaf variance of the truth (1.0)."""
     X, truth = mb.datasets.make_tree_data(240, 3, branching=(2, 2, 3), leaf_spread=5.0,
                                           parent_spread=20.0, min_parent_distance=40.0,

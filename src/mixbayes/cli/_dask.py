@@ -26,7 +26,7 @@ SAMPLE = 10_000
 
 def add_options(parser):
     """The two flags, one or the other."""
-    from . import _positive_int
+    from ._parser import positive_int
 
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -35,7 +35,7 @@ def add_options(parser):
                        "themselves (the path must be readable there), other inputs are read "
                        'here and sent; needs pip install "mixbayes[distributed]" (default: '
                        "fit in this process)")
-    where.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    where.add_argument("--workers", type=positive_int, default=None, metavar="N",
                        help="fit on a dask cluster of N worker processes started on this "
                        "machine for the run (default: fit in this process)")
 

@@ -35,7 +35,7 @@ def _is_raw_text(path):
 
 def stop_words_of(option, raw_text):
     """``--stop-words``: None (keep all), "english", or the words of a file."""
-    from ..corpus import read_text
+    from .._formats import read_text
     from .._validation import check_file
 
     if option is None:
@@ -55,7 +55,7 @@ def stop_words_of(option, raw_text):
 
 def _looks_numeric(path):
     """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
-    from ..corpus import allow_long_fields, read_text, sniff_delimiter
+    from .._formats import allow_long_fields, read_text, sniff_delimiter
 
     text = read_text(path, "input")
     allow_long_fields(text)
@@ -151,7 +151,7 @@ def read_points(path, label_column=None, drop_columns=()):
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     """
-    from ..corpus import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
+    from .._formats import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
     from .._validation import check_file
 
     path = check_file(path, "input")
@@ -376,9 +376,9 @@ def _points_from_npy(path):
 def read_sidecar(path, name, n, what):
     """One label (or group) per document or point from ``path`` (a header row skipped, see
     :func:`mixbayes.corpus.read_labels`); its length must be ``n``."""
-    from ..corpus import _read_label_file, label_count_message
+    from .._formats import label_count_message, read_label_file
 
-    values, header = _read_label_file(path, f"--{name}")
+    values, header = read_label_file(path, f"--{name}")
     if values.shape != (n,):
         raise ValueError(label_count_message(f"--{name}", path, values.size, header, n, what))
     return values

@@ -46,7 +46,7 @@ def count_file(args):
     """The docword or Matrix Market file ``args.input`` names, read by the workers, as
     ``(file, "mtx" or "uci")``; None when the command reads the input here (no cluster, or
     text)."""
-    from ..corpus import count_file as found
+    from .._formats import count_file as found
 
     if getattr(args, "client", None) is None or not os.path.exists(args.input):
         return None
@@ -144,8 +144,9 @@ class ClusterCorpus:
     def sample(self, m):
         """``(corpus, rows)``: ``m`` evenly spaced documents (all, when there are no more)
         gathered here as a :class:`mixbayes.Corpus`, and their row numbers."""
+        from .._engines import evenly_spaced
         from ..corpus import Corpus
-        from ..distributed._cavi import evenly_spaced, gather_rows
+        from ..distributed._cavi import gather_rows
 
         rows = evenly_spaced(self.n_documents, m)
         counts = gather_rows(self.client, self.parts, self.sizes, rows)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._validation import plural
 from ._outputs import SHOWN
+from ._parser import positive_int
 
 _KINDS = {
     "DirichletMultinomialMixture": ("Dirichlet-multinomial mixture (one cluster per document)",
@@ -26,15 +27,38 @@ _KINDS = {
 }
 
 
+def add_parser(sub):
+    """The command's options, on the subcommand parser it adds to ``sub``."""
+    inspect = sub.add_parser("inspect", allow_abbrev=False,
+                             help="say what a saved model file is",
+                             description="Print a saved model's kind, settings, size, fitted "
+                             "figures and top terms.")
+    inspect.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+                         "mixbayes.save")
+    inspect.add_argument("--vocabulary", default=None, metavar="FILE",
+                         help="one term per line (e.g. the corpus's vocab.txt), to name the "
+                         "top terms (default: column numbers; a model file stores no "
+                         "vocabulary)")
+    inspect.add_argument("--top", type=positive_int, default=10, metavar="N",
+                         help="top terms shown per cluster or topic (default: %(default)s)")
+    return inspect
+
+
+def run(parsed, stream):
+    """The command, on the parsed options (frozen: nothing changes them)."""
+    from ._settings import Options
+
+    return run_inspect(Options(vars(parsed)), stream)
+
 def run_inspect(args, stream):
     """Print the summary of ``args.model`` to ``stream``; returns the exit status."""
-    from ..corpus import _read_list
+    from .._formats import read_list
     from ._inputs import read_model
 
     model = read_model(args.model)
     vocabulary = None
     if args.vocabulary is not None:
-        vocabulary = _read_list(args.vocabulary, "--vocabulary")
+        vocabulary = read_list(args.vocabulary, "--vocabulary")
         if len(vocabulary) != model.n_features_in_:
             raise ValueError(f"--vocabulary: {args.vocabulary!r} lists "
                              f"{plural(len(vocabulary), 'term')} but the model has "

@@ -14,9 +14,42 @@ import os
 import re
 
 from .._validation import plural
+from ._parser import add_text_options
 
 REPORT_FILE = "report.html"
 
+
+def add_parser(sub):
+    """The command's options, on the subcommand parser it adds to ``sub``."""
+    report = sub.add_parser(
+        "report", allow_abbrev=False, help="write an interactive HTML report of a saved model",
+        description="Write one self-contained HTML file (no network needed) showing a saved "
+        "model: a map of its clusters or topics, the selected one's top terms by relevance "
+        "(or its points and ellipse, or the tree), sizes, the choice of K (from a "
+        "selection.csv beside the model), the convergence trace and example documents.")
+    report.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+                        "mixbayes.save")
+    report.add_argument("--corpus", default=None, metavar="INPUT",
+                        help="the documents or points the model was fitted to, in any format "
+                        "cluster and topics read: names the terms, adds example documents, "
+                        "draws the points (default: none; terms are then column numbers)")
+    report.add_argument("--out", default="report.html", metavar="FILE",
+                        help="the HTML file to write (default: %(default)s)")
+    report.add_argument("--force", action="store_true",
+                        help="replace --out when it exists (default: refuse)")
+    add_text_options(report)
+    report.add_argument("--drop-column", action="append", default=None, metavar="NAME",
+                        help="points: a column of --corpus to leave out (a class column of text, "
+                        "as --label-column or --drop-column left it out of the fit), by name or "
+                        "number from 1; repeat it for several (default: none)")
+    return report
+
+
+def run(parsed, stream):
+    """The command, on the parsed options (frozen: nothing changes them)."""
+    from ._settings import Options
+
+    return run_report(Options(vars(parsed)), stream)
 
 def run_report(args, stream):
     """The ``report`` command; returns the exit status."""
@@ -76,14 +109,10 @@ def _read_data(model, args):
     """The documents or points of ``--corpus``, read as the fitting command read them."""
     import argparse
 
-    from ..hdp import HDPMixture
-    from ..mixture import DirichletMultinomialMixture
-    from ..topics import TopicModel
     from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
 
     name = type(model).__name__
-    documents = isinstance(model, (DirichletMultinomialMixture, TopicModel)) or (
-        isinstance(model, HDPMixture) and model.kernel == "categorical")
+    documents = getattr(model, "_report_kind", ("",))[0] == "terms"  # a model of words
     if documents and args.corpus.endswith(".npy"):
         raise ValueError(f"--corpus: {args.corpus!r} holds points, but a {name} was fitted to "
                          "documents; give the documents it was fitted to.")

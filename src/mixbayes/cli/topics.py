@@ -1,4 +1,5 @@
-"""``mixbayes topics``: fit (or choose K and fit) a topic model."""
+"""``mixbayes topics``: its options, and the fit (or the choice of K and the fit) of a topic
+model."""
 
 from __future__ import annotations
 
@@ -7,10 +8,42 @@ import time
 import numpy as np
 
 from .._validation import plural
-from ._dask import fit, select_n_topics
+from ._dask import add_options as add_dask_options, fit, select_n_topics
+from ._fitting import run_fitting
+from ._parser import range_option, positive_int, add_common, add_text_options
 from ._inputs import read_documents
 from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
 from .report import write_run_report
+
+
+def add_parser(sub):
+    """The command's options, on the subcommand parser it adds to ``sub``."""
+    topics = sub.add_parser("topics", allow_abbrev=False,
+                            help="fit a topic model (every document mixes topics)",
+                            description="Fit a topic model to the documents of INPUT by joint "
+                            "MAP, with K given or chosen by the Laplace marginal likelihood.")
+    topics.add_argument("input", help="documents: .mtx[.gz] (+vocab.txt), UCI docword.*, .txt, "
+                        ".csv with a text column, or a folder of .txt files")
+    size = topics.add_mutually_exclusive_group(required=True)
+    size.add_argument("-k", "--n-components", type=positive_int, default=None, metavar="K",
+                      help="number of topics")
+    size.add_argument("--select", type=range_option, default=None, metavar="LOW:HIGH[:STEP]",
+                      help="choose K in this range (LOW >= 2) by the Laplace marginal likelihood")
+    topics.add_argument("--scan-all", action="store_true",
+                        help="fit every K of --select (default: stop after two decreases)")
+    topics.add_argument("--labels", default=None, metavar="FILE",
+                        help="one known label per document, to score each document's main topic")
+    topics.add_argument("--coherence", choices=("umass", "npmi", "c_v"), default="umass",
+                        help="topic coherence in topics.json and selection.csv, from document "
+                        "co-occurrence of each topic's --top words (default: %(default)s)")
+    add_text_options(topics)
+    add_dask_options(topics)
+    add_common(topics, "mixbayes-topics")
+    return topics
+
+
+def run(parsed, stream):
+    return run_fitting(parsed, stream, run_topics)
 
 
 def run_topics(args, settings, out, verbose, stream):

@@ -2,7 +2,8 @@
 
 from importlib import resources
 
-from ..corpus import Corpus, _read_list, _read_mtx
+from .._formats import read_list
+from ..corpus import Corpus, read_mtx
 
 
 def load_classic3():
@@ -20,5 +21,5 @@ def load_classic3():
     with resources.as_file(data / "classic3_counts.mtx.gz") as counts_path, \
             resources.as_file(data / "classic3_vocab.txt.gz") as vocab_path, \
             resources.as_file(data / "classic3_labels.txt.gz") as labels_path:
-        counts = _read_mtx(counts_path).counts
-        return Corpus(counts, _read_list(vocab_path), labels=_read_list(labels_path))
+        counts = read_mtx(counts_path).counts
+        return Corpus(counts, read_list(vocab_path), labels=read_list(labels_path))

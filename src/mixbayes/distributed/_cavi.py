@@ -1,8 +1,9 @@
-"""The distributed CAVI driver: shards persisted on the workers, the loop on the client.
+"""Rows on a dask cluster: shards persisted on the workers, implementing the
+:class:`~mixbayes._engines.Rows` protocol the mixtures' one fit loop is written against.
 
 Worker-side functions are the module's top-level ``_``-functions; they receive shards and the
-scattered globals and return small objects. The client-side loop is
-:meth:`~mixbayes.mixture.VariationalMixture._cavi`, the one the in-process fit runs.
+scattered globals and return small objects. The loop itself is the model's
+(:meth:`~mixbayes.mixture.VariationalMixture.fit_predict`), run on the client.
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._engines import START_SAMPLE, evenly_spaced  # noqa: F401 (START_SAMPLE: a public name)
 from .._sizes import Sized
-from .._validation import validate_params
-from ._dask import Homes, get_client, require, scatter, total, tree_reduce
-from ._readers import warn_entries
-
-START_SAMPLE = 10_000  # documents the start (k-means++, screen, warm-up) runs on, on the client
+from ._dask import Homes, require, scatter, total, tree_reduce
 
 
 # ---------------------------------------------------------------------- on the workers
@@ -78,13 +76,6 @@ def _moments(X, centre, full):
 
 
 # ---------------------------------------------------------------------- on the client
-def evenly_spaced(n, m):
-    """``m`` evenly spaced row numbers of ``n`` rows, increasing (all of them when ``m >= n``)."""
-    if m >= n:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, m).round().astype(np.int64))
-
-
 def gather_rows(client, parts, sizes, rows):
     """The rows numbered ``rows`` (increasing) of the row shards ``parts`` (futures of ``sizes``
     rows each), gathered to the client as one matrix: a shard wanted whole travels as it is,
@@ -103,34 +94,21 @@ def gather_rows(client, parts, sizes, rows):
             else np.vstack(gathered))
 
 
-def _check_model(model):
-    from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
-
-    if not isinstance(model, (DirichletMultinomialMixture, VariationalGaussianMixture)):
-        raise TypeError(
-            f"model: mixbayes.distributed fits a DirichletMultinomialMixture, a "
-            f"VariationalGaussianMixture or a TopicModel; got {type(model).__name__}. Fit it on "
-            "numpy or scipy data instead."
-        )
-    if getattr(model, "inference", "vb") != "vb":
-        raise ValueError(
-            f"inference: a distributed fit runs variational Bayes (inference='vb'); got "
-            f"{model.inference!r} (the collapsed Gibbs sampler is sequential over documents)."
-        )
-
-
 class _Shards:
-    """Row shards of the data, validated and then prepared on the workers, and kept there.
+    """Row shards of the data, validated and then prepared on the workers, and kept there: the
+    :class:`~mixbayes._engines.Rows` of a dask array.
 
     ``sizes`` holds every chunk's row count (empty ones too, so that labels line up with the
     input's chunks); only the non-empty ones have futures.
     """
 
+    reuses_buffers = False  # the family travels to every worker each iteration
+
     def __init__(self, client, X, check_values):
         if any(math.isnan(size) for size in X.chunks[0]):
             raise ValueError("X: a dask array with unknown chunk sizes; call "
                              "X.compute_chunk_sizes() first.")
-        self.client = client
+        self.client, self.check_values = client, check_values
         self.sizes = [int(size) for size in X.chunks[0]]
         self.n = sum(self.sizes)
         if not self.n:
@@ -143,12 +121,17 @@ class _Shards:
                                        for block in blocks])
         self.data = None
         self.constant = None
+        self._last = None  # (size, rows) of the last sample drawn: the start's
 
     def sample(self, m):
         """``m`` evenly spaced rows of the validated data, gathered to the client (every row,
         in order, when ``m >= n``)."""
-        return gather_rows(self.client, self.raw, [size for size in self.sizes if size],
+        if self._last is not None and self._last[0] == m:
+            return self._last[1]
+        rows = gather_rows(self.client, self.raw, [size for size in self.sizes if size],
                            evenly_spaced(self.n, m))
+        self._last = (m, self.check_values(rows))  # in the form the model's checks give
+        return self._last[1]
 
     def moments(self, centre, full):
         """The validated data's column moments about ``centre``, summed on the workers."""
@@ -157,12 +140,20 @@ class _Shards:
                  for i, raw in enumerate(self.raw)]
         return self._reduce(parts, total).result()
 
+    def summary(self, full):
+        """``(n, mean, variances, covariance)`` from the column moments about the mean of
+        the start sample (:meth:`sample`, the one the fit drew: near the mean, the centred
+        moments lose nothing to cancellation)."""
+        centre = (self._last[1] if self._last else self.sample(START_SAMPLE)).mean(axis=0)
+        totals = self.moments(centre, full)
+        return (totals.n, *totals.summary())
+
     def _reduce(self, parts, add, first=None):
         """The future of ``add`` over ``parts`` (``first`` applied to each), by a tree reduce
         on the workers."""
         return tree_reduce(self.client, parts, add, first)
 
-    def prepare(self, family):
+    def prepare(self, family, sample=None, data=None):
         """Prepare every shard for ``family`` (on its worker) and drop the validated copy."""
         self.data = [self.homes.submit(i, _prepare, family, raw) for i, raw in enumerate(self.raw)]
         self.raw = None
@@ -175,15 +166,20 @@ class _Shards:
                                           state.expected_log_weights))
         local = [self.homes.submit(i, _local_step, data, globals_, pure=False)
                  for i, data in enumerate(self.data)]
-        return local, self._reduce(local, _add, _summary).result()
+        summed = self._reduce(local, _add, _summary).result()
+        return (local, summed), self.constant + summed.log_norm
+
+    def statistics(self, family, local):
+        """The summed statistics and cluster sizes of a :meth:`local_step`."""
+        return local[1].stats, local[1].counts
 
     def labels(self, local):
-        """The labels left on the workers by ``local`` as one dask array, chunked like X's
-        non-empty row chunks (dask's concatenate drops empty ones)."""
+        """The labels left on the workers by a :meth:`local_step` as one dask array, chunked
+        like X's non-empty row chunks (dask's concatenate drops empty ones)."""
         da = require()[1]
         return da.concatenate([
             da.from_delayed(self.client.submit(_labels, part), shape=(size,), dtype=np.intp)
-            for part, size in zip(local, [size for size in self.sizes if size])
+            for part, size in zip(local[0], [size for size in self.sizes if size])
         ])
 
 
@@ -202,81 +198,3 @@ def _as_dask(X, check_values, client, da, points=False):
         raise ValueError(f"X must be 2-D ({'points x features' if points else 'documents x terms'}"
                          f"); got a dask array with {X.ndim} dimension(s).")
     return X if len(X.chunks[1]) == 1 else X.rechunk({1: -1})
-
-
-def fit(model, X, *, client=None, start_sample=START_SAMPLE):
-    """Fit ``model`` on a ``dask.distributed`` cluster and return it.
-
-    Parameters
-    ----------
-    model : DirichletMultinomialMixture, VariationalGaussianMixture or TopicModel
-        A document mixture with ``inference="vb"``, a Gaussian mixture or a topic model; its
-        parameters mean what they mean in process.
-    X : dask array, ShardedCorpus, or array-like / sparse matrix of shape (n_samples, n_features)
-        Row chunks become the shards (dense chunks or ``scipy.sparse`` CSR chunks; points
-        dense). Data on the client are validated there and cut into one shard per worker.
-    client : distributed.Client, optional
-        The cluster to use; by default dask's default client (the last one started).
-    start_sample : int, default=10_000
-        Rows the start runs on, on the client (evenly spaced; all of them when there are no
-        more). The first global step comes from this sample; every later one from all
-        documents.
-
-    Returns
-    -------
-    model
-        Fitted; ``labels_`` (a topic model's ``doc_topic_``) is a dask array on the cluster
-        (``.compute()`` brings it home).
-    """
-    from ..topics import TopicModel
-
-    if isinstance(model, TopicModel):
-        from ._topics import fit_topics
-
-        return fit_topics(model, X, client=client, start_sample=start_sample)
-    fit_predict(model, X, client=client, start_sample=start_sample)
-    return model
-
-
-def fit_predict(model, X, *, client=None, start_sample=START_SAMPLE):
-    """:func:`fit`, returning ``labels_`` (a dask array)."""
-    da = require()[1]
-    _check_model(model)
-    validate_params(model, model._parameter_rules)
-    if not isinstance(start_sample, (int, np.integer)) or start_sample < 1:
-        raise ValueError(f"start_sample must be a positive integer; got {start_sample!r}.")
-    client = get_client(client)
-    check_values = type(model)._check_values
-    from ..mixture import VariationalGaussianMixture
-
-    points = isinstance(model, VariationalGaussianMixture)  # 1-D: one feature, as in process
-    shards = _Shards(client, _as_dask(X, check_values, client, da, points), check_values)
-    warn_entries(client, shards.raw, X)
-    model._check_params(shards.n)
-    sample, rngs = model._begin_fit(shards.sample(max(start_sample, model.n_components, 2)))
-    make_family = model._family_factory(
-        sample, lambda full: shards.moments(sample.mean(axis=0), full))
-    family = make_family()
-    shards.prepare(family)
-    data = family.prepare(sample)
-    fit_priors = bool(getattr(model, "fit_priors", False))
-
-    def fit_one(run, resp):
-        family = make_family()  # fresh: empirical Bayes changes the prior
-
-        def local_step(state):
-            local, total = shards.local_step(family, state)
-            return (local, total), shards.constant + total.log_norm
-
-        def global_step(local, state):
-            total = local[1]
-            return model._global_from_stats(total.stats, total.counts, family,
-                                            state.weight_prior, fit_priors)
-
-        state = model._start_state(sample, data, family, rngs[run], resp)
-        result = model._cavi(run, shards.n, family, state, local_step, global_step)
-        result["labels"] = shards.labels(result.pop("local")[0])
-        return result
-
-    model._fit_starts(sample, family, data, rngs, fit_one)
-    return model.labels_

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..corpus import _check_announced_shape, _read_list, count_file, read_labels
+from .._formats import check_announced_shape, count_file, read_labels, read_list
 from ._dask import require
 
 _BLOCK = 1 << 24  # bytes of a streamed file parsed at a time
@@ -159,7 +159,7 @@ def _plan(path, header, n_shards, blocksize, sorted_rows):
         except gzip.BadGzipFile:
             raise ValueError(f"path: {path!r} is not gzipped, though its name ends in .gz; "
                              "rename it without .gz, or gzip it.") from None
-        _check_announced_shape(path, layout.n_rows, layout.n_cols, dense=False)
+        check_announced_shape(path, layout.n_rows, layout.n_cols, dense=False)
         if path.endswith(".gz") or not sorted_rows:
             n_shards = n_shards or max(1, math.ceil(size / blocksize))
             firsts = [1 + layout.n_rows * s // n_shards for s in range(n_shards + 1)]
@@ -329,7 +329,7 @@ def read_docword(path, n_shards=None, blocksize=2**26):
     if vocab_path is None:
         raise FileNotFoundError(f"path: no vocab.{stem}.txt beside {path!r} (UCI bag-of-words).")
     counts, entries = _sharded(path, _docword_header, n_shards, blocksize, True)
-    return ShardedCorpus(counts, _read_list(vocab_path), path, entries=entries)
+    return ShardedCorpus(counts, read_list(vocab_path), path, entries=entries)
 
 
 def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
@@ -366,7 +366,7 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
         found = os.path.join(folder, name)
         return found if os.path.isfile(found) else None
 
-    vocabulary = (_read_list(beside("vocab.txt")) if beside("vocab.txt")
+    vocabulary = (read_list(beside("vocab.txt")) if beside("vocab.txt")
                   else [f"term_{j}" for j in range(counts.shape[1])])
     if len(vocabulary) != counts.shape[1]:
         raise ValueError(f"path: vocab.txt beside {path!r} has {len(vocabulary)} terms but the "
@@ -374,5 +374,5 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     labels = read_labels(beside("labels.txt")) if beside("labels.txt") else None
     if labels is not None and labels.shape != (counts.shape[0],):
         labels = None  # as read_corpus: labels.txt of another length is not this corpus's
-    doc_ids = _read_list(beside("doc_ids.txt")) if beside("doc_ids.txt") else None
+    doc_ids = read_list(beside("doc_ids.txt")) if beside("doc_ids.txt") else None
     return ShardedCorpus(counts, vocabulary, path, labels, doc_ids, entries)

@@ -10,8 +10,9 @@ call maps over the shards, scatters the topics (p x K) once to every worker, and
 loop needs a number, sums the shards' shares on the workers. Steps that return nothing (keep
 the secant iterate, accept, commit) only chain tasks; they wait for nothing.
 
-The start runs as in process: ``init="clusters"`` fits the document mixture on the cluster
-(:func:`mixbayes.distributed.fit`, on ``start_sample`` documents first), ``"buildup"`` gathers
+The fit loop is the model's own (:meth:`mixbayes.TopicModel.fit`, against this corpus). The
+start runs as in process: ``init="clusters"`` fits the document mixture on the cluster
+(on ``start_sample`` documents first), ``"buildup"`` gathers
 its evenly spaced subset of documents here. ``select_n_topics`` scans K the same way, the warm
 starts grown on the workers from the previous fit's weights, and the Laplace evidence's
 document blocks, Pearson residuals and the word blocks' Gram matrices (in slices of words, so
@@ -24,17 +25,19 @@ mid-fit has the blocks it held rebuilt from their counts and the latest topics (
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_counts, validate_params
+from .. import _engines
+from .._validation import check_counts
 from ..topics import _blocks, _fit, _init, _kernels
 from ..topics.evidence import (LOG_DET_FLOOR, clip_simplex, document_share, evidence_from,
                                log_null)
-from ._cavi import START_SAMPLE, _as_dask, _Shards, _take
-from ._dask import get_client, require, scatter, total, tree_reduce
+from ._cavi import _as_dask, _Shards, _take
+from ._dask import require, scatter, total, tree_reduce
 from ._readers import warn_entries
 
 _GRAM_BYTES = 1 << 26  # word-block Gram matrices carried by one evidence reduce, at most
@@ -224,11 +227,14 @@ class ShardedDocuments:
 
 class _Corpus:
     """A corpus's shards on the workers, ready for topic fits: validated, their word totals
-    summed, their non-empty documents on the used terms prepared as counts."""
+    summed, their non-empty documents on the used terms prepared as counts (the figures of
+    :class:`mixbayes.topics.model.OneCorpus`, over shards)."""
+
+    used_docs = None  # the documents stay on the cluster
 
     def __init__(self, X, client):
         da = require()[1]
-        self.client = client
+        self.client, self.reference = client, X  # coherence is measured on X where it lies
         shards = _Shards(client, _as_dask(X, _check, client, da), _check)
         warn_entries(client, shards.raw, X)
         self.n, self.sizes = shards.n, [size for size in shards.sizes if size]
@@ -278,6 +284,49 @@ class _Corpus:
             self.homes.submit(i, _blocks.start, counts, theta, pure=False)
             for i, counts in enumerate(sources)], self.total_words, sources, theta, self.homes)
 
+    # ---------------------------------------------------------------- for select_n_topics
+    def note_unused_terms(self):
+        """The terms that never occur, said once for the scan (its fits keep quiet)."""
+        p = self.column_totals.size
+        if self.used_terms.size < p:
+            warnings.warn(
+                f"{p - self.used_terms.size} term(s) of X never occur; they are left out of "
+                "every fit and get probability 0 in every topic.", UserWarning, stacklevel=3)
+
+    @contextlib.contextmanager
+    def fitting(self):
+        """Every fit of the scan: its unused-terms warning said once, before (above)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            yield
+
+    def warm_topics(self, previous, docs, n_components, alpha_for, c_for):
+        """The previous fit's topics grown by residual topics on the workers, (K, p)."""
+        used_terms = self.used_terms
+        grown = _init.grow_topics(docs.copy(),
+                                  np.ascontiguousarray(previous.topics_[:, used_terms].T),
+                                  n_components, alpha_for, c_for)
+        warm = np.zeros((n_components, self.column_totals.size))
+        warm[:, used_terms] = grown.T
+        return warm
+
+    def evidence(self, model, docs):
+        """The Laplace evidence of ``model``: the document blocks' shares and the word blocks'
+        Gram matrices (in slices, at most ``_GRAM_BYTES`` a reduce) summed over the shards."""
+        used_terms = self.used_terms
+        theta = np.ascontiguousarray(clip_simplex(model.topics_[:, used_terms].T, 0))
+        K, alpha = model.n_components, model.topic_prior_
+        share = docs.sum(_evidence_share, theta, 1.0 / K)
+        words, width = 0.0, max(1, _GRAM_BYTES // (8 * K * K))
+        client, sent = self.client, scatter(self.client, theta)
+        for lo in range(0, theta.shape[0], width):
+            hi = min(lo + width, theta.shape[0])
+            words += docs.fetch(lambda blocks: client.submit(_floored_log_dets, tree_reduce(
+                client, [client.submit(_word_grams, block, sent, lo, hi, pure=False)
+                         for block in blocks], total), theta[lo:hi], alpha))
+        return evidence_from(share, words, theta, alpha, self.n_used_total,
+                             log_null(self.column_totals, self.n_used_total))
+
     def doc_topic(self, docs, K):
         """Every document's weights as a dask array, chunked like the non-empty shards."""
         da = require()[1]
@@ -289,88 +338,16 @@ class _Corpus:
             for counts, mask, size in zip(self.counts, self.masks, self.sizes)])
 
 
-def _fit_corpus(model, corpus, start_sample, warm_topics=None):
-    """Fit ``model`` to the prepared ``corpus``; return the documents holding its weights."""
-    from . import fit as fit_on
-
-    K = model.n_components
-    validate_params(model, model._parameter_rules)
-    used_terms = model._check_corpus(corpus.n, corpus.n_used_total, corpus.column_totals)
-    alpha_for, c_for = model._prior_for(used_terms.size)
-
-    def clusters(seed):
-        return _init.from_clusters(corpus.used_array(), K, seed, fit=lambda mixture, X: fit_on(
-            mixture, X, client=corpus.client, start_sample=start_sample))
-
-    def build_up():
-        rows = _init.build_up_rows(corpus.n_used_total, K)
-        return _init.build_up_from(corpus.rows_of(rows), K, alpha_for, c_for)
-
-    starts = model._start_topics(corpus.column_totals.size, used_terms, warm_topics, clusters,
-                                 build_up)
-    docs = model._fit_starts(starts, corpus.documents, alpha_for(K), c_for(K))
-    model.doc_topic_ = corpus.doc_topic(docs, K)
-    model._set_fitted(docs, corpus.column_totals.size, used_terms, corpus.column_totals,
-                      corpus.n_used_total)
-    model._used_docs = None  # the documents stay on the cluster
-    return docs
-
-
-def fit_topics(model, X, *, client=None, start_sample=START_SAMPLE):
-    """Fit a :class:`~mixbayes.topics.TopicModel` on the cluster (see
-    :func:`mixbayes.distributed.fit`)."""
-    validate_params(model, model._parameter_rules)
-    _fit_corpus(model, _Corpus(X, get_client(client)), start_sample)
-    return model
-
-
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=1, coherence=None, *, client=None, start_sample=START_SAMPLE):
-    """:func:`mixbayes.select_n_topics` on the cluster: the same scan, fits and evidence, the
-    documents on the workers; ``coherence``'s co-document counts are summed there too."""
-    from .. import metrics
-    from ..topics.selection import check_candidates, scan
+                    verbose=1, coherence=None, *, client=None, start_sample=None):
+    """:func:`mixbayes.select_n_topics` on the cluster of ``client`` (data held here are sent in
+    one shard per worker), the starts on ``start_sample`` documents (None: as the engine
+    context says, by default :data:`~mixbayes.distributed.START_SAMPLE`)."""
+    from ..topics.selection import select_n_topics as select
+    from ._engine import DaskEngine
 
-    corpus = _Corpus(X, get_client(client))
-    candidates = check_candidates(candidates, corpus.n_used_total, stop_after, coherence)
-    used_terms = corpus.used_terms
-    fitted = {}
-
-    def fit(model, previous):
-        warm = None
-        if previous is not None:
-            docs = fitted.pop(previous.n_components).copy()
-            alpha_for, c_for = previous._prior_for(used_terms.size)
-            grown = _init.grow_topics(docs, np.ascontiguousarray(previous.topics_[:, used_terms].T),
-                                      model.n_components, alpha_for, c_for)
-            warm = np.zeros((model.n_components, corpus.column_totals.size))
-            warm[:, used_terms] = grown.T
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # unused terms: said once, below
-            fitted[model.n_components] = _fit_corpus(model, corpus, start_sample, warm)
-
-    def evidence(model):
-        docs = fitted[model.n_components]
-        theta = np.ascontiguousarray(clip_simplex(model.topics_[:, used_terms].T, 0))
-        K, alpha = model.n_components, model.topic_prior_
-        share = docs.sum(_evidence_share, theta, 1.0 / K)
-        words, width = 0.0, max(1, _GRAM_BYTES // (8 * K * K))
-        client, sent = corpus.client, scatter(corpus.client, theta)
-        for lo in range(0, theta.shape[0], width):
-            hi = min(lo + width, theta.shape[0])
-            words += docs.fetch(lambda blocks: client.submit(_floored_log_dets, tree_reduce(
-                client, [client.submit(_word_grams, block, sent, lo, hi, pure=False)
-                         for block in blocks], total), theta[lo:hi], alpha))
-        return evidence_from(share, words, theta, alpha, corpus.n_used_total,
-                             log_null(corpus.column_totals, corpus.n_used_total))
-
-    if used_terms.size < corpus.column_totals.size:
-        warnings.warn(
-            f"{corpus.column_totals.size - used_terms.size} term(s) of X never occur; they are "
-            "left out of every fit and get probability 0 in every topic.", UserWarning,
-            stacklevel=3)
-    def coherence_of(model):
-        return metrics.coherence(model, X, coherence).mean
-
-    return scan(candidates, estimator, fit, evidence, coherence_of if coherence else None,
-                scan_all, stop_after, verbose, coherence)
+    if start_sample is None:
+        start_sample = _engines.start_sample()
+    with _engines.use(DaskEngine(client), start_sample):
+        return select(X, candidates, estimator, scan_all=scan_all, stop_after=stop_after,
+                      verbose=verbose, coherence=coherence)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernel_tools import softmax_row, twice as _twice
+from .._kernel_tools import softmax_row, twice as _twice
 
 # Where a statistic s is below this fraction of the prior concentration a, the Dirichlet
 # parameter a + s is a plus a negligible amount: a second-order Taylor expansion around a has

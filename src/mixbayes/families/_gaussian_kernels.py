@@ -7,7 +7,7 @@ so results do not depend on the number of threads.
 import numpy as np
 from numba import njit, prange
 
-from ._kernel_tools import softmax_row, twice
+from .._kernel_tools import softmax_row, twice
 
 _N_CHUNKS = 64
 

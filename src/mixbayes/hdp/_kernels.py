@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..families._kernel_tools import renamed
+from .._kernel_tools import renamed
 
 
 @njit(cache=True, inline="always")

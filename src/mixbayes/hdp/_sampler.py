@@ -52,56 +52,17 @@ is ever redone (redoing a sweep with fresh random numbers after an overflow woul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy.special import gammaln
 
+from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, lookup
 from . import _kernels, _moves
 
-CATEGORICAL, GAUSSIAN = 0, 1
 
-
-@dataclass
-class GroupedData:
-    """Observations sorted by group, with the kernel's prior.
-
-    ``rows`` indexes the log-likelihood lookup: the word of each token, or the point itself.
-    """
-
-    kernel: int
-    group_ptr: np.ndarray  # (J + 1,)
-    rows: np.ndarray  # (N,)
-    points: np.ndarray  # (N, d) for the Gaussian kernel, (0, 0) otherwise
-    n_words: int = 0  # W for the categorical kernel
-    word_prior: float = 0.0  # alpha_w
-    prior_mean: np.ndarray = None  # (d,)
-    prior_precision: float = 0.0  # tau_phi
-    observation_precision: float = 0.0  # tau_y
-
-    @property
-    def n_groups(self):
-        return self.group_ptr.shape[0] - 1
-
-    @property
-    def n_observations(self):
-        return self.rows.shape[0]
-
-    @property
-    def kernels(self):
-        return _kernels.group_kernels(self.n_observations)
-
-    @cached_property
-    def group_of(self):
-        return np.repeat(np.arange(self.n_groups), np.diff(self.group_ptr))
-
-    def predictive_settings(self):
-        if self.kernel == CATEGORICAL:
-            return np.array([self.word_prior, float(self.n_words)])
-        return np.array([self.prior_precision, self.observation_precision])
-
-    def n_stats(self):
-        return self.n_words + 1 if self.kernel == CATEGORICAL else self.points.shape[1] + 1
+def _group_kernels(data):
+    """The group loops for ``data``, serial or parallel as suits its size."""
+    return _kernels.group_kernels(data.n_observations)
 
 
 @dataclass
@@ -118,7 +79,7 @@ class SliceState:
 
     def dish_of(self, data):
         """The dish of every observation."""
-        return data.kernels.dish_of(data.group_ptr, self.table_of, self.table_dish)
+        return _group_kernels(data).dish_of(data.group_ptr, self.table_of, self.table_dish)
 
 
 def _stick_weights(sticks):
@@ -163,38 +124,6 @@ def _grow(array, width, fill):
     grown = np.full((array.shape[0], width), fill, dtype=array.dtype)
     grown[:, : array.shape[1]] = array
     return grown
-
-
-def draw_atoms(data, dish_of, K, rng):
-    """Atoms of dishes ``0..K-1`` from their conjugate posteriors given the observations'
-    dishes (prior draws for dishes nobody eats): log word probabilities (K, W) or means (K, d)."""
-    if data.kernel == CATEGORICAL:
-        W = data.n_words
-        counts = np.bincount(dish_of * W + data.rows, minlength=K * W).reshape(K, W)
-        shape = counts + data.word_prior
-        # log-Dirichlet via Gamma(a) = Gamma(a + 1) U^(1/a): no underflow for tiny a
-        log_gamma = (np.log(rng.standard_gamma(shape + 1.0))
-                     + np.log(rng.random(shape.shape)) / shape)
-        return log_gamma - np.logaddexp.reduce(log_gamma, axis=1, keepdims=True)
-    X = data.points
-    n = np.bincount(dish_of, minlength=K).astype(float)
-    sums = np.zeros((K, X.shape[1]))
-    np.add.at(sums, dish_of, X)
-    precision = data.prior_precision + n * data.observation_precision
-    mean = data.prior_precision * data.prior_mean + data.observation_precision * sums
-    mean /= precision[:, None]
-    return mean + rng.standard_normal(mean.shape) / np.sqrt(precision)[:, None]
-
-
-def lookup(data, atoms):
-    r"""``loglik[row, k]`` :math:`= \log f_k`: rows are words (categorical) or points."""
-    if data.kernel == CATEGORICAL:
-        return np.ascontiguousarray(atoms.T)
-    X, tau = data.points, data.observation_precision
-    d = X.shape[1]
-    squared = ((X * X).sum(axis=1)[:, None] - 2.0 * X @ atoms.T + (atoms * atoms).sum(axis=1))
-    return np.ascontiguousarray(-0.5 * tau * np.maximum(squared, 0.0)
-                                + 0.5 * d * np.log(tau / (2.0 * np.pi)))
 
 
 def _with_prior_atoms(data, loglik, K, rng):
@@ -290,17 +219,17 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     J = data.n_groups
     slots = state.table_dish.shape[1]
 
-    counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
+    counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, slots)
     occupied = counts > 0
     state.table_dish[~occupied] = -1
     if crf:
         _crf_pass(data, state, gamma0, alpha0, rng)
-        counts = data.kernels.table_counts(data.group_ptr, state.table_of,
+        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of,
                                            state.table_dish.shape[1])
     if relabel or crf:  # the collapsed pass renumbers tables and dishes: labels must follow
         _redraw_labels(data, state, counts, gamma0, alpha0, rng)
         slots = state.table_dish.shape[1]
-        counts = data.kernels.table_counts(data.group_ptr, state.table_of, slots)
+        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, slots)
         occupied = counts > 0
 
     # 1. dish sticks given the occupied tables' dishes, then their slices
@@ -321,7 +250,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     K = len(sticks.beta)
     loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
     sorted_beta, by_weight = _by_weight(sticks.array)
-    data.kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
+    _group_kernels(data).dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
                            counts, dish_slice, sorted_beta, by_weight,
                            _uniforms_at(occupied, rng))
 
@@ -329,10 +258,10 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
     first = np.concatenate([[0], np.cumsum(last)])
     a, b = np.empty(first[-1]), np.empty(first[-1])
-    data.kernels.stick_parameters(counts, last, first, alpha0, a, b)
+    _group_kernels(data).stick_parameters(counts, last, first, alpha0, a, b)
     weights, group_tail = np.empty(counts.shape), np.empty(J)
     table_slice, lowest_u = np.empty(data.n_observations), np.empty(J)
-    data.kernels.table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
+    _group_kernels(data).table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
                               rng.random(data.n_observations), weights, group_tail,
                               table_slice, lowest_u)
     n_tables = last.copy()
@@ -370,18 +299,18 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
             sticks.extend_until(lambda s: s.tail < lowest)
             loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
-        counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
+        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, weights.shape[1])
         sorted_beta, by_weight = _by_weight(sticks.array)
         likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
-        data.kernels.customer_step_informed(
+        _group_kernels(data).customer_step_informed(
             data.group_ptr, data.rows, likelihood, loglik, state.table_dish, weights, n_tables,
             table_slice, slices, sorted_beta, by_weight, counts,
             rng.random(data.n_observations), state.table_of)
         return counts
-    data.kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+    _group_kernels(data).customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
                                n_tables, table_slice, rng.random(data.n_observations),
                                state.table_of)
-    counts = data.kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1])
+    counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, weights.shape[1])
     state.table_dish[counts == 0] = -1
     return counts
 
@@ -403,7 +332,7 @@ def log_joint(data, state, gamma0, alpha0, counts=None, dishes=None):
     when not given.
     """
     if counts is None:
-        counts = data.kernels.table_counts(data.group_ptr, state.table_of,
+        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of,
                                            state.table_dish.shape[1])
     occupied = counts > 0
     n_j = np.diff(data.group_ptr)

@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
+from .._schema import Schema
 from .._terms import top_terms
 from .._validation import (
     Interval,
@@ -198,6 +199,35 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    # ------------------------------------------------------------------ what services read
+    @property
+    def _report_kind(self):
+        """Its report page (words, or points for the Gaussian kernel) and view (mixbayes.report)."""
+        return ("terms" if self.kernel == "categorical" else "gaussian", "sampled")
+
+    def _kept_partitions(self):
+        """Every document's (group's) majority cluster over the kept sweeps."""
+        return getattr(self, "group_label_samples_", None)
+
+    def _persist_schema(self, scalars):
+        """The fitted attributes :mod:`mixbayes.persist` stores (no probe: the sampler's
+        state is its draws)."""
+        arrays = {"labels_": (("*",), "label"), "group_labels_": (("G",), "label"),
+                  "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
+                  "rhat_": ((), "stats"), "ess_": ((), "stats"),
+                  "group_label_samples_": (("*", "G"), "int"),
+                  "label_samples_": (("*", "*"), "int", "optional"),
+                  "point_labels_": (("G",), "int", "optional")}
+        if self.kernel == "categorical":
+            arrays["term_frequency_"] = (("p",), ">=0")
+        scalars = {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
+                   "top_concentration_": "+", "group_concentration_": "+",
+                   "label_samples_": "none", "convergence_warnings_": "strings"}
+        stats = np.dtype([(name, float) for name in TRACED])
+        return Schema(arrays, scalars, dtypes=dict(trace=lambda: _TRACE_DTYPE,
+                                                   stats=lambda: stats),
+                      array_or_none=("label_samples_",), check_params=self._check_params)
+
     # ------------------------------------------------------------------ data
     def _check_params(self):
         validate_params(self, self._parameter_rules)
@@ -238,7 +268,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             raise ValueError(f"X holds {n_tokens} tokens (the sum of its counts), more than this "
                              "machine can hold one state each for.") from None
         group_ptr = np.concatenate([[0], np.cumsum(np.asarray(X.sum(axis=1)).ravel())])
-        prior = _word_prior(self.word_prior)
+        prior = word_prior_value(self.word_prior)
         data = _sampler.GroupedData(_sampler.CATEGORICAL, group_ptr.astype(np.int64), tokens,
                                     np.zeros((0, 0)), W, prior)
         return data, np.arange(tokens.size), W
@@ -437,7 +467,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         # a term no token of cluster k uses has the posterior mean a / (n_k + W a) exactly;
         # one used c >= 1 times has (c + a) / (n_k + W a)
         W = self.components_.shape[1]
-        a = _word_prior(self.word_prior)
+        a = word_prior_value(self.word_prior)
         sizes = np.bincount(self.labels_, minlength=self.n_components_)
         used = self.components_ * (sizes + W * a)[:, None] - a > 0.5
         return top_terms(self.components_, vocabulary, n, by, self.term_frequency_, used)
@@ -476,7 +506,7 @@ def _posterior_mean_atoms(data, labels, K):
             / precision[:, None])
 
 
-def _word_prior(word_prior):
+def word_prior_value(word_prior):
     """:math:`\alpha_w`: the given value, or the default 0.1 (see the class docstring)."""
     return DEFAULT_WORD_PRIOR if word_prior is None else float(word_prior)
 

@@ -37,12 +37,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _engines
 from .._progress import progress
+from .._schema import Schema
 from .._validation import (
     check_n_components,
     check_n_features,
     check_random_state,
-    is_distributed_input,
     plural,
     validate_params,
 )
@@ -63,6 +64,7 @@ class MixtureState:
     family_prior: object  # the family's prior hyperparameter(s) (may be fitted)
 
 
+@_engines.runs_anywhere
 class VariationalMixture(ClusterMixin, BaseEstimator):
     """Base class: restarts, CAVI iterations, convergence, ``predict``/``score``.
 
@@ -89,14 +91,17 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             check_n_features(X, self)
         return X
 
+    def _fit_values(self, X):
+        """The data's values checked for a fit (what the engine's rows are made of)."""
+        return self._check_X(X, reset=True)
+
     def _make_family(self, X):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _family_factory(self, sample, moments):
-        """For a distributed fit: a function returning a fresh family for the whole data set,
-        of which the client holds ``sample``. ``moments(full)`` sums the data's column moments
-        on the workers (a :class:`~mixbayes.families.gaussian.PointMoments`) for priors scaled
-        by the data; here the family depends on the parameters alone."""
+    def _family_factory(self, sample, rows):
+        """A function returning a fresh family for the whole data set ``rows`` (an
+        :class:`~mixbayes._engines.Rows`), of which ``sample`` is held here; a family scaled
+        by the data reads ``rows.summary``. Here the family depends on the parameters alone."""
         return lambda: self._make_family(sample)
 
     def _initial_responsibilities(self, X, family, rng):
@@ -198,11 +203,15 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self.fit_predict(X)
         return self
 
-    def _begin_fit(self, X):
-        """Check parameters and data; return the data and one independent generator per run."""
-        validate_params(self, self._parameter_rules)
-        X = self._check_X(X, reset=True)
-        self._check_params(X.shape[0])
+    def _begin_fit(self, X, checked=False):
+        """Check parameters and data (``checked``: the data are checked already, the
+        parameters too); return the data and one independent generator per run."""
+        if checked:
+            self.n_features_in_ = X.shape[1]
+        else:
+            validate_params(self, self._parameter_rules)
+            X = self._check_X(X, reset=True)
+            self._check_params(X.shape[0])
         seeds = np.random.SeedSequence(
             check_random_state(self.random_state).integers(2**63)
         ).spawn(self.n_init)
@@ -211,30 +220,41 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
     def fit_predict(self, X, y=None):
         """Fit and return the cluster of every sample (same as ``fit(X).predict(X)``).
 
-        A dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the
-        running ``dask.distributed`` client by :func:`mixbayes.distributed.fit_predict`, and
-        ``labels_`` is then a dask array.
+        The rows are wherever ``X`` keeps them (:func:`mixbayes._engines.engine_for`): a dask
+        array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the running
+        ``dask.distributed`` client, and ``labels_`` is then a dask array. The start runs on
+        at most :func:`~mixbayes._engines.start_sample` evenly spaced rows, here, whatever the
+        engine; every CAVI iteration then reads all rows.
         """
-        if is_distributed_input(X):
-            from ..distributed import fit_predict
-
-            return fit_predict(self, X)
-        X, rngs = self._begin_fit(X)
-        family = self._make_family(X)
-        data = family.prepare(X)
-        self._fit_starts(X, family, data, rngs, lambda run, resp: self._fit_single(
-            X, data, rngs[run], run, resp))
+        validate_params(self, self._parameter_rules)
+        self._check_engine(_engines.engine_for(X))
+        rows = _engines.engine_for(X).rows(X, self._fit_values, self._points)
+        self._check_params(rows.n)
+        sample, rngs = self._begin_fit(
+            rows.sample(max(_engines.start_sample(), self.n_components, 2)), checked=True)
+        make_family = self._family_factory(sample, rows)
+        family = make_family()
+        data = family.prepare(sample)
+        rows.prepare(family, sample, data)
+        self._fit_starts(sample, family, data, rngs, lambda run, resp: self._fit_single(
+            sample, data, rngs[run], run, resp, rows=rows, make_family=make_family),
+            make_family)
         return self.labels_
 
-    def _fit_starts(self, X, family, data, rngs, fit_one):
-        """Screen the starts drawn from ``X`` (prepared as ``data`` by ``family``), run the kept ones by ``fit_one(run, resp)``
-        (a dict as :meth:`_fit_single` returns) and keep the best: the restart logic shared
-        by the in-process and the distributed fit."""
+    _points = False  # whether a 1-D input is one feature (points), for the engine's rows
+
+    def _check_engine(self, engine):
+        """Refuse an engine the settings cannot run on (every engine runs CAVI)."""
+
+    def _fit_starts(self, X, family, data, rngs, fit_one, make_family=None):
+        """Screen the starts drawn from the sample ``X`` (prepared as ``data`` by ``family``;
+        ``make_family()`` a fresh family), run the kept ones by ``fit_one(run, resp)`` (a dict
+        as :meth:`_fit_single` returns) and keep the best: the restarts, written once."""
         starts = enumerate(self._starts(X, family, rngs))
         n_kept = min(self._n_kept(), self.n_init)
         self.start_elbos_ = np.empty(0)
         if n_kept < self.n_init:
-            starts = self._screen(X, data, starts, n_kept)
+            starts = self._screen(X, data, starts, n_kept, make_family)
         best = None
         for run, resp in starts:
             result = fit_one(run, resp)
@@ -250,14 +270,15 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             )
         self._set_fitted(best)
 
-    def _screen(self, X, data, starts, n_kept):
+    def _screen(self, X, data, starts, n_kept, make_family=None):
         """Score every start by the ELBO after one CAVI iteration from it (a global step, then
         the local step), record the scores as ``start_elbos_`` and return the ``n_kept``
         best ``(run, resp)`` pairs, best first (ties to the earlier run)."""
         fit_priors = bool(getattr(self, "fit_priors", False))
         kept, scores = [], []
+        make_family = make_family or (lambda: self._make_family(X))
         for run, resp in starts:
-            family = self._make_family(X)  # fresh: empirical Bayes changes the prior
+            family = make_family()  # fresh: empirical Bayes changes the prior
             state = self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
             log_norm = family.responsibilities(
                 data, state.family_expectations, state.expected_log_weights
@@ -270,31 +291,31 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self.start_elbos_ = np.asarray(scores)
         return [(run, resp) for _, run, resp in kept]
 
-    def _fit_single(self, X, data, rng, run, resp):
+    def _fit_single(self, X, data, rng, run, resp, rows=None, make_family=None):
+        """One run of CAVI from the start ``resp`` of the sample ``X`` (prepared as ``data``)
+        over ``rows`` (by default ``X`` itself, one block here); a dict of its ELBO, trace,
+        state, labels and convergence."""
+        if rows is None:
+            rows = _engines.OneBlock(X)
+            rows.prepare(self._make_family(X), X, data)
         # a fresh family per run: empirical Bayes changes its prior, and its reused buffers
         # must not overwrite the state kept from an earlier run
-        family = self._make_family(X)
-        family.reuse_buffers = True
-        constant = float(family.log_base_measure(data).sum())
+        family = (make_family or (lambda: self._make_family(X)))()
+        family.reuse_buffers = rows.reuses_buffers
         fit_priors = bool(getattr(self, "fit_priors", False))
 
         # buffer order: the local step overwrites the previous responsibilities (used up by the
         # last global step) and the global step overwrites the previous statistics and
         # expectations (used up by this local step), so the state returned - the one that
         # produced the last responsibilities - is intact whichever way the loop ends
-        def local_step(state):
-            resp, log_norm, counts = family.responsibilities(
-                data, state.family_expectations, state.expected_log_weights
-            )
-            return (resp, counts), constant + float(log_norm.sum())
-
         def global_step(local, state):
-            resp, counts = local
-            return self._global_step(data, resp, family, state.weight_prior, fit_priors, counts)
+            stats, counts = rows.statistics(family, local)
+            return self._global_from_stats(stats, counts, family, state.weight_prior, fit_priors)
 
         state = self._start_state(X, data, family, rng, resp)
-        result = self._cavi(run, X.shape[0], family, state, local_step, global_step)
-        result["labels"] = result.pop("local")[0].argmax(axis=1)
+        result = self._cavi(run, rows.n, family, state, lambda state: rows.local_step(
+            family, state), global_step)
+        result["labels"] = rows.labels(result.pop("local"))
         return result
 
     def _start_state(self, X, data, family, rng, resp):
@@ -348,6 +369,30 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         self.weight_concentration_ = state.weight_concentration
         self.weights_ = self._weights(state.weight_prior).mean(state.weight_concentration)
         self.weight_prior_ = state.weight_prior
+
+    # ---------------------------------------------------------------- what the report shows
+    _report_kind = ("gaussian", "clusters")  # its page and view (mixbayes.report)
+
+    def _kept_partitions(self):
+        """The partitions a sampler kept (a Gibbs fit's), or None."""
+        return getattr(self, "label_samples_", None)
+
+    # ---------------------------------------------------------------- what persist stores
+    _SAVED_ARRAYS = {
+        "elbo_trace_": (("*",), "real"), "labels_": (("n",), "label"),
+        "weights_": (("K",), ">=0"), "start_elbos_": (("*",), "real", "optional"),
+    }
+    _SAVED_SCALARS = {"n_features_in_": "count", "n_iter_": "int", "converged_": "bool",
+                      "elbo_": "real", "weight_prior_": "+"}
+
+    def _persist_schema(self, scalars):
+        """The fitted attributes :mod:`mixbayes.persist` stores (a
+        :class:`~mixbayes._schema.Schema`); subclasses add their own."""
+        return Schema(dict(self._SAVED_ARRAYS), dict(self._SAVED_SCALARS), probe=self._probe)
+
+    def _probe(self):
+        """The probabilities of one sample: a broken loaded model fails on them."""
+        return self.predict_proba(np.ones((1, self.n_features_in_), dtype=np.int64))
 
     def _restore_state(self):  # pragma: no cover - abstract
         """Rebuild ``(state, family)`` from the public fitted attributes."""
@@ -405,16 +450,20 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_components)
             A dask array chunked like the rows when ``X`` is dask data: each chunk is computed
-            on its worker (:mod:`mixbayes.distributed._blockwise`).
+            on its worker (:func:`mixbayes._engines.map_rows`).
         """
-        if is_distributed_input(X):
-            return self._blockwise(X, "predict_proba", self.n_components)
+        check_is_fitted(self)
+        return _engines.map_rows(X, self._proba, self.n_components)
+
+    def _proba(self, X):
         return self._local(X)[0]
 
     def predict(self, X):
         """Most probable component of every sample (a dask array for dask data)."""
-        if is_distributed_input(X):
-            return self._blockwise(X, "predict", dtype=np.intp)
+        check_is_fitted(self)
+        return _engines.map_rows(X, self._predict, dtype=np.intp)
+
+    def _predict(self, X):
         return self._local(X)[0].argmax(axis=1)
 
     def score_samples(self, X):
@@ -424,8 +473,10 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         a bound by Jensen's inequality on the log posterior predictive density (a dask array
         for dask data).
         """
-        if is_distributed_input(X):
-            return self._blockwise(X, "score_samples")
+        check_is_fitted(self)
+        return _engines.map_rows(X, self._score_samples)
+
+    def _score_samples(self, X):
         return self._local(X)[1]
 
     def score(self, X, y=None):
@@ -433,9 +484,3 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         samples = self.score_samples(X)
         return float(samples.mean().compute() if hasattr(samples, "compute")
                      else np.mean(samples))
-
-    def _blockwise(self, X, method, width=None, dtype=np.float64):
-        from ..distributed._blockwise import map_rows
-
-        check_is_fitted(self)
-        return map_rows(self, X, method, width, dtype)

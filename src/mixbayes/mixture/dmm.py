@@ -25,6 +25,7 @@ from scipy.special import gammaln
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _engines
 from .._progress import progress
 from .._terms import top_terms
 from .._validation import Interval, Options, RandomState, check_counts
@@ -32,7 +33,7 @@ from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, log_multinomial_coefficient
 from ..partition import kept_sweeps, point_labels
-from ._base import MixtureState, VariationalMixture, is_distributed_input
+from ._base import MixtureState, VariationalMixture
 from ._gibbs import gibbs_sweeps
 
 
@@ -256,6 +257,18 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.word_prior_ = float(state.family_prior)
         self.components_ = family.point_estimate(state.family_posterior)
 
+    _report_kind = ("terms", "clusters")
+
+    def _persist_schema(self, scalars):
+        schema = super()._persist_schema(scalars)
+        schema.arrays.update({
+            "weight_concentration_": (("K",), "+"), "word_concentration_": (("K", "p"), "+"),
+            "components_": (("K", "p"), ">=0"), "log_joint_trace_": (("*",), "real", "optional"),
+            "label_samples_": (("*", "*"), "label", "optional"),
+            "point_labels_": (("n",), "int", "optional")})
+        schema.scalars["word_prior_"] = "+"
+        return schema
+
     def _restore_state(self):
         family = MultinomialFamily(self.word_prior_)
         posterior = family.posterior_from_concentration(self.word_concentration_)
@@ -273,9 +286,16 @@ class DirichletMultinomialMixture(VariationalMixture):
                 f"point_estimate={self.point_estimate!r} needs inference='gibbs' (the kept "
                 "draws); a variational fit's partition posterior is "
                 "partition_summary(X).estimate.")
-        if self.inference == "vb" or is_distributed_input(X):
-            return super().fit_predict(X, y)  # the distributed fit refuses Gibbs
+        if self.inference == "vb" or not _engines.engine_for(X).in_process:
+            return super().fit_predict(X, y)  # an engine elsewhere refuses Gibbs, below
         return self._fit_gibbs(X)
+
+    def _check_engine(self, engine):
+        if self.inference != "vb" and not engine.in_process:
+            raise ValueError(
+                f"inference: a distributed fit runs variational Bayes (inference='vb'); got "
+                f"{self.inference!r} (the collapsed Gibbs sampler is sequential over documents)."
+            )
 
     def _fit_gibbs(self, X):
         X, rngs = self._begin_fit(X)

@@ -14,13 +14,15 @@ so they switch themselves off.
 from __future__ import annotations
 
 import numbers
+from dataclasses import replace
 
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _engines
 from .._validation import Interval, Options, RandomState, check_points
-from ..families.gaussian import GaussianFamily, GaussianPosterior, data_scale, point_summary
+from ..families.gaussian import GaussianFamily, GaussianPosterior, data_scale
 from ._base import MixtureState, VariationalMixture
 from ._weights import DirichletWeights, StickBreakingWeights
 
@@ -151,18 +153,18 @@ class VariationalGaussianMixture(VariationalMixture):
                 "X has 1 sample (n_samples=1); at least 2 are needed to scale the priors."
             )
 
-    def _make_family(self, X):
-        self._set_priors(X.shape[0], *point_summary(X, self._needs_covariance()))
-        return self._family()
+    _points = True
 
-    def _family_factory(self, sample, moments):
-        """The priors are scaled by the whole data set's column moments, summed on the workers
-        (:class:`~mixbayes.families.gaussian.PointMoments`), not by the client's sample."""
-        totals = moments(self._needs_covariance())
-        summary = totals.summary()
+    def _make_family(self, X):
+        return self._family_factory(X, _engines.OneBlock(X))()
+
+    def _family_factory(self, sample, rows):
+        """The priors are scaled by the whole data set's column summary (``rows.summary``:
+        on a cluster the column moments summed on the workers), not by the sample's."""
+        n, *summary = rows.summary(self._needs_covariance())
 
         def make():
-            self._set_priors(totals.n, *summary)
+            self._set_priors(n, *summary)
             return self._family()
 
         return make
@@ -230,6 +232,26 @@ class VariationalGaussianMixture(VariationalMixture):
             self.covariances_ = 1.0 / self.precisions_
         counts = self._weights(state.weight_prior).counts(state.weight_concentration)
         self.n_effective_components_ = int(np.sum(counts >= 1.0))
+
+    def _persist_schema(self, scalars):
+        schema = super()._persist_schema(scalars)
+        shape = {"full": ("K", "p", "p"), "diag": ("K", "p"), "spherical": ("K",)}[
+            self.covariance_type]
+        weights = ("K", 2) if self.weight_concentration_prior_type == "dirichlet_process" \
+            else ("K",)
+        schema.arrays.update({
+            "weight_concentration_": (weights, "+"), "mean_precision_": (("K",), "+"),
+            "means_": (("K", "p"), "f"), "degrees_of_freedom_": (("K",), "+"),
+            "scale_": (shape, "f"), "covariances_": (shape, "f"), "precisions_": (shape, "f"),
+            "mean_prior_": (("p",), "f"), "covariance_prior_": (shape[1:], "f"),
+            "covariance_floor_": (("p",), ">=0")})
+        schema.scalars.update(mean_precision_prior_="+", degrees_of_freedom_prior_="+",
+                              n_effective_components_="int")
+        full = ("scale_", "precisions_", "covariance_prior_")
+        return replace(schema, positive_definite=full if self.covariance_type == "full" else ())
+
+    def _probe(self):
+        return self.predict_proba(self.means_[:1])
 
     def _restore_state(self):
         family = self._family()

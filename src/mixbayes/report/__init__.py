@@ -30,7 +30,17 @@ import numpy as np
 
 from .._validation import plural
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "principal_plane", "write_report"]
+
+
+def principal_plane(X):
+    """The centre and the 2-D basis the page draws points of ``X`` on (the features for one
+    or two, else the first two principal axes signed so that each one's largest loading is
+    positive); the figures of :mod:`mixbayes.plotting` use it too, so that ``scatter.png``
+    and the page are never mirror images of one another."""
+    from ._geometry import principal_plane as plane
+
+    return plane(X)
 
 
 def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=None,
@@ -132,19 +142,10 @@ def write_report(model, path, data=None, **options):
 def _kind(model):
     from sklearn.exceptions import NotFittedError
 
-    from ..hdp import HDPMixture
-    from ..mixture import DirichletMultinomialMixture, VariationalGaussianMixture
-    from ..topics import TopicModel
-    from ..tree import HierarchicalMixture
-
-    if isinstance(model, (DirichletMultinomialMixture, TopicModel)):
-        kind = "terms"
-    elif isinstance(model, HDPMixture):
-        kind = "terms" if model.kernel == "categorical" else "gaussian"
-    elif isinstance(model, VariationalGaussianMixture):
-        kind = "gaussian"
-    elif isinstance(model, HierarchicalMixture):
-        kind = "tree"
+    # each model declares its page ("terms", "gaussian", "tree") and view
+    declared = getattr(model, "_report_kind", None)
+    if isinstance(declared, tuple):
+        kind = declared[0]
     else:
         raise TypeError(f"model: a report shows a fitted DirichletMultinomialMixture, "
                         f"TopicModel, HDPMixture, VariationalGaussianMixture or "
@@ -169,7 +170,6 @@ def _documents(model, data, vocabulary, doc_ids, rows):
     every term's total count where the model records it (a vocabulary in another order, or
     read with other stop words, differs there; a sample's totals are its own)."""
     from ..corpus import Corpus
-    from ..topics import TopicModel
     from ._extract import term_totals
 
     if isinstance(data, Corpus):
@@ -203,7 +203,7 @@ def _documents(model, data, vocabulary, doc_ids, rows):
                          f"model was fitted to {plural(n, 'document')}; give the corpus the "
                          "model was fitted to.")
     totals = np.asarray(counts.sum(axis=0)).ravel().astype(float)
-    if isinstance(model, TopicModel) or hasattr(model, "term_frequency_"):
+    if hasattr(model, "term_frequency_"):
         expected = model.term_frequency_ * totals.sum()
     else:
         expected = term_totals(model)
@@ -257,9 +257,7 @@ def _points(model, data, kind):
     if not np.all(np.isfinite(X)):
         raise ValueError("data: the points hold NaN or infinite values.")
     n = len(model.labels_)
-    from ..mixture import VariationalGaussianMixture
-
-    if not isinstance(model, VariationalGaussianMixture) and X.shape[0] != n:
+    if model._report_kind[1] != "clusters" and X.shape[0] != n:  # a mixture predicts any points
         raise ValueError(f"data: {plural(X.shape[0], 'point')} given but the model was "
                          f"fitted to {n}; give the points it was fitted to.")
     return X

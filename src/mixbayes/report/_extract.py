@@ -41,18 +41,16 @@ def term_payload(model, counts=None, vocabulary=None, doc_ids=None, rows=None):
     ``rows``, when given, numbers the documents of ``counts`` among the training documents
     (a sample of them): the examples are drawn from those.
     """
-    from ..hdp import HDPMixture
-    from ..mixture import DirichletMultinomialMixture
-
     V = model.n_features_in_
     names = (np.array([f"term {j}" for j in range(V)], dtype=object) if vocabulary is None
              else np.asarray(vocabulary, dtype=object))
-    if rows is not None and isinstance(model, HDPMixture):
+    view = model._report_kind[1]  # declared by the model: "clusters", "sampled" or "topics"
+    if rows is not None and view == "sampled":
         raise ValueError("rows: the HDP's example documents come from every document's token "
                          "labels; give all the documents it was fitted to.")
-    if isinstance(model, DirichletMultinomialMixture):
+    if view == "clusters":
         view = _dmm_view(model, counts, rows)
-    elif isinstance(model, HDPMixture):
+    elif view == "sampled":
         view = _hdp_view(model, counts)
     else:
         view = _topic_view(model, counts, rows)
@@ -147,13 +145,13 @@ def _topic_view(model, counts, rows=None):
 def _hdp_view(model, counts):
     """What a categorical HDP shows: every cluster in use, its share of the tokens, and
     (given the documents) the documents it is the majority of, by their share in it."""
-    from ..hdp.model import _word_prior
+    from ..hdp.model import word_prior_value
 
     P = model.components_
     K, V = P.shape
     tokens = np.bincount(model.labels_, minlength=K)
     documents = np.bincount(model.group_labels_, minlength=K)
-    a = _word_prior(model.word_prior)  # as top_words: only terms the cluster's tokens use
+    a = word_prior_value(model.word_prior)  # as top_words: only terms the cluster's tokens use
     scores = None
     if counts is not None:
         own = np.arange(K)[None, :] == model.group_labels_[:, None]
@@ -246,11 +244,9 @@ def _examples(scores, kept, counts, names, doc_ids):
 def gaussian_payload(model, points=None, feature_names=None):
     """The map (Hellinger distances between the components), the 2-D projection with 2-sigma
     ellipses, sizes and trace of a Gaussian mixture or a Gaussian HDP."""
-    from ..hdp import HDPMixture
-
     d = model.n_features_in_
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
-    if isinstance(model, HDPMixture):
+    if model._report_kind[1] == "sampled":  # the Gaussian HDP: components from its draws
         means = model.components_
         K = means.shape[0]
         sizes = np.bincount(model.labels_, minlength=K)
@@ -333,12 +329,12 @@ MAIN_WEIGHT = 1e-3  # a node's components listed on the page: those of at least 
 def tree_payload(model, points=None, feature_names=None):
     """The tree (nodes by level, disc area = points through the node), every node's top
     components, the points' paths in the 2-D projection, and the sampler's trace."""
-    from ..plotting import _tree_layout
+    from ..plotting import tree_layout
 
     tree = model.tree_
     d = model.n_features_in_
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
-    x, children = _tree_layout(tree.parent)
+    x, children = tree_layout(tree.parent)
     levels = {lv: i for i, lv in enumerate(np.unique(tree.level))}
     n = int(tree.size[0])
     K = tree.means.shape[0]
@@ -474,13 +470,9 @@ def partition_payload(model, names=None, shown=10):
 
 
 def _partition_draws(model):
-    samples = getattr(model, "label_samples_", None)
-    if type(model).__name__ == "HDPMixture":
-        samples = getattr(model, "group_label_samples_", None)
-    elif type(model).__name__ == "HierarchicalMixture":
-        levels = getattr(model, "level_samples_", None)
-        samples = None if levels is None else levels[:, -1]
-    return samples
+    """The partitions a sampler kept (the model's declared ``_kept_partitions``), or None."""
+    kept = getattr(model, "_kept_partitions", None)
+    return None if kept is None else kept()
 
 
 # --------------------------------------------------------------------------- shared pieces

@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..families._kernel_tools import twice
+from .._kernel_tools import twice
 
 _N_CHUNKS = 64
 

@@ -29,11 +29,13 @@ from .._validation import (
     plural,
     validate_params,
 )
+from .. import _engines
+from .._schema import Schema
 from ..exceptions import ConvergenceWarning
-from ..mixture._base import is_distributed_input
 from . import _blocks, _fit, _init
 
 
+@_engines.runs_anywhere
 class TopicModel(TransformerMixin, BaseEstimator):
     r"""Topic model (mixed-membership multinomial) fitted by joint MAP.
 
@@ -153,16 +155,6 @@ class TopicModel(TransformerMixin, BaseEstimator):
             raise ValueError("init topics must be finite, non-negative, with positive row sums.")
         return topics
 
-    def _prepare(self, X):
-        """Validate; split off empty documents and unused terms; return what the fit needs."""
-        validate_params(self, self._parameter_rules)
-        X = check_counts(X, "X")
-        column_totals = np.asarray(X.sum(axis=0)).ravel()
-        used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
-        used_terms = self._check_corpus(X.shape[0], used_docs.size, column_totals)
-        X_used = X[used_docs][:, used_terms]
-        return X, X_used, used_docs, used_terms, column_totals
-
     def _check_corpus(self, n, n_used_docs, column_totals):
         """The checks of a corpus of ``n`` documents, ``n_used_docs`` of them not empty, with
         word totals ``column_totals``; returns the used terms (with a warning when some are
@@ -195,15 +187,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit topics and weights to the counts ``X`` (n_documents, n_terms).
 
-        A dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the
-        running ``dask.distributed`` client by :func:`mixbayes.distributed.fit`;
-        ``doc_topic_`` is then a dask array.
+        The documents stay wherever ``X`` keeps them (:func:`mixbayes._engines.engine_for`): a
+        dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the running
+        ``dask.distributed`` client, and ``doc_topic_`` is then a dask array.
         """
-        if is_distributed_input(X):
-            from ..distributed import fit
-
-            return fit(self, X)
-        self._fit(X, warm_topics=None)
+        self._fit(X)
         return self
 
     def fit_transform(self, X, y=None):
@@ -211,22 +199,33 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return self.fit(X).doc_topic_
 
     def _fit(self, X, warm_topics=None):
-        X, X_used, used_docs, used_terms, column_totals = self._prepare(X)
-        n, p = X.shape
+        """Fit to ``X`` from ``warm_topics`` (K, p) when given; return the documents holding
+        the weights (a :class:`~mixbayes._engines.Documents`)."""
+        validate_params(self, self._parameter_rules)
+        engine = _engines.engine_for(X)
+        corpus = OneCorpus(X) if engine.in_process else engine.corpus(X)
+        return self._fit_corpus(corpus, warm_topics)
+
+    def _fit_corpus(self, corpus, warm_topics=None):
+        """The fit, written once against a corpus (:class:`OneCorpus` here, its shards on a
+        cluster): checks, starts, the MAP runs, the fitted attributes."""
         K = self.n_components
+        p = corpus.column_totals.size
+        used_terms = self._check_corpus(corpus.n, corpus.n_used_total, corpus.column_totals)
         alpha_for, c_for = self._prior_for(used_terms.size)
-        counts = _fit.CountsCSR.from_matrix(X_used)
+
+        def build_up():
+            rows = corpus.rows_of(_init.build_up_rows(corpus.n_used_total, K))
+            return _init.build_up_from(rows, K, alpha_for, c_for)
+
         starts = self._start_topics(
-            p, used_terms, warm_topics, lambda seed: _init.from_clusters(X_used, K, seed),
-            lambda: _init.build_up(X_used, K, alpha_for, c_for))
-        docs = self._fit_starts(starts, lambda theta: _blocks.Documents(
-            _blocks.start(counts, theta)), alpha_for(K), c_for(K))
-        doc_topic = np.full((n, K), 1.0 / K)
-        doc_topic[used_docs] = docs.omega
-        self.doc_topic_ = doc_topic
-        self._set_fitted(docs, p, used_terms, column_totals, used_docs.size)
-        self._used_docs = used_docs
-        return self
+            p, used_terms, warm_topics,
+            lambda seed: _init.from_clusters(corpus.used_array(), K, seed), build_up)
+        docs = self._fit_starts(starts, corpus.documents, alpha_for(K), c_for(K))
+        self.doc_topic_ = corpus.doc_topic(docs, K)
+        self._set_fitted(docs, p, used_terms, corpus.column_totals, corpus.n_used_total)
+        self._used_docs = corpus.used_docs  # None on a cluster: the documents stay there
+        return docs
 
     def _start_topics(self, p, used_terms, warm_topics, clusters, build_up):
         """The starting topics (p_used, K) of every run: ``warm_topics`` (K, p) when given,
@@ -295,6 +294,19 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.n_features_in_ = p
         self._used_terms = used_terms
 
+    _report_kind = ("terms", "topics")  # its page and view (mixbayes.report)
+
+    def _persist_schema(self, scalars):
+        """The fitted attributes :mod:`mixbayes.persist` stores."""
+        return Schema(
+            arrays={"topics_": (("K", "p"), ">=0"), "doc_topic_": (("n", "K"), ">=0"),
+                    "usage_": (("K",), ">=0"), "term_frequency_": (("p",), ">=0"),
+                    "log_posterior_trace_": (("*",), "real"),
+                    "dropped_terms_": (("*",), "feature")},
+            scalars={"n_features_in_": "count", "n_iter_": "int", "converged_": "bool",
+                     "topic_prior_": "+", "log_posterior_": "real", "n_quasi_newton_": "int"},
+            probe=lambda: self.transform(np.ones((1, self.n_features_in_), dtype=np.int64)))
+
     @property
     def components_(self):
         check_is_fitted(self, "topics_")
@@ -341,24 +353,22 @@ class TopicModel(TransformerMixin, BaseEstimator):
             A dask array chunked like the rows when ``X`` is dask data: each chunk is solved
             on its worker (:mod:`mixbayes.distributed._blockwise`).
         """
-        if is_distributed_input(X):
-            from ..distributed._blockwise import map_rows
+        check_is_fitted(self, "topics_")
+        return _engines.map_rows(X, self._transform, self.n_components)
 
-            check_is_fitted(self, "topics_")
-            return map_rows(self, X, "transform", self.n_components)
+    def _transform(self, X):
         return self._weights_of(X)[0]
 
     def score(self, X, y=None):
         r"""Total log-likelihood :math:`\sum_{ij} x_{ij}\log\sum_k\omega_{ik}\theta_{kj}` of the
         words of ``X``, with each document's weights from :meth:`transform` (higher is better;
         summed on the workers for dask data)."""
+        check_is_fitted(self, "topics_")
+        return float(_engines.sum_rows(X, self._score))
+
+    def _score(self, X):
         from ._kernels import log_likelihood
 
-        if is_distributed_input(X):
-            from ..distributed._blockwise import sum_over_chunks
-
-            check_is_fitted(self, "topics_")
-            return sum_over_chunks(self, X, "score")
         omega, counts, theta = self._weights_of(X)
         return float(log_likelihood(counts.indptr, counts.indices, counts.data, theta, omega))
 
@@ -385,3 +395,71 @@ class TopicModel(TransformerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
         return tags
+
+
+class OneCorpus:
+    """The counts of a topic fit held here, as one block: the in-process engine's corpus (a
+    cluster's holds the same figures over shards, :mod:`mixbayes.distributed._topics`).
+
+    ``n`` documents, ``n_used_total`` of them not empty (``used_docs``), word totals
+    ``column_totals``; the non-empty documents on the used terms are cut out when first asked
+    for (after the model's checks).
+    """
+
+    def __init__(self, X):
+        self.X = check_counts(X, "X")
+        self.n = self.X.shape[0]
+        self.column_totals = np.asarray(self.X.sum(axis=0)).ravel()
+        self.used_docs = np.flatnonzero(np.diff(self.X.indptr) > 0)
+        self.n_used_total = self.used_docs.size
+        self.used_terms = np.flatnonzero(self.column_totals > 0)
+        self._used, self._counts = None, None
+
+    def used_array(self):
+        """The non-empty documents on the used terms (for the mixture start)."""
+        if self._used is None:
+            self._used = self.X[self.used_docs][:, self.used_terms]
+        return self._used
+
+    def rows_of(self, rows):
+        """The non-empty documents numbered ``rows`` (among them)."""
+        return self.used_array()[rows]
+
+    def documents(self, theta_PK):
+        """The non-empty documents with their start weights under ``theta_PK``."""
+        if self._counts is None:
+            self._counts = _fit.CountsCSR.from_matrix(self.used_array())
+        return _blocks.Documents(_blocks.start(self._counts, theta_PK))
+
+    def doc_topic(self, docs, K):
+        """Every document's weights, uniform for the empty ones."""
+        doc_topic = np.full((self.n, K), 1.0 / K)
+        doc_topic[self.used_docs] = docs.omega
+        return doc_topic
+
+    # ---------------------------------------------------------------- for select_n_topics
+    @property
+    def reference(self):
+        """The counts coherence is measured on."""
+        return self.X
+
+    def note_unused_terms(self):
+        """Nothing here: every fit says which terms it leaves out."""
+
+    def fitting(self):
+        """The context of every fit of the scan (nothing here)."""
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def warm_topics(self, previous, docs, n_components, alpha_for, c_for):
+        """The previous fit's topics plus residual topics, as a (K, n_features) array."""
+        from .selection import _warm_topics
+
+        return _warm_topics(previous, self.X, n_components)
+
+    def evidence(self, model, docs):
+        """The Laplace evidence of ``model`` fitted to these counts."""
+        from .evidence import topic_evidence
+
+        return topic_evidence(model, self.X)

@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
-from .. import metrics
+from .. import _engines, metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
-from .._validation import check_counts, plural
-from ..mixture._base import is_distributed_input
+from .._validation import plural, validate_params
 from . import _blocks, _fit, _init
-from .evidence import topic_evidence
-from .model import TopicModel
+from .model import OneCorpus, TopicModel
 
 DISPERSION_LEVEL = 0.05  # the dispersion test's level for "no extra-multinomial variation left"
 
@@ -166,7 +164,8 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     ----------
     X : array-like or sparse matrix of shape (n_documents, n_terms)
         Word counts; a dask array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is
-        searched on the running dask cluster by :func:`mixbayes.distributed.select_n_topics`.
+        searched on the running dask cluster, its documents staying there (the same scan, its
+        evidence summed over the shards).
     candidates : iterable of int, default=range(2, 31)
         Numbers of topics, each at least 2 (the Bayes factor is against K = 1).
     estimator : TopicModel, optional
@@ -187,23 +186,29 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     TopicSelection
         ``print(selection)`` shows the table, the choice and any notes.
     """
-    if is_distributed_input(X):
-        from ..distributed import select_n_topics as on_cluster
-
-        return on_cluster(X, candidates, estimator, scan_all=scan_all, stop_after=stop_after,
-                          verbose=verbose, coherence=coherence)
-    X = check_counts(X, "X")
-    candidates = check_candidates(candidates, int(np.count_nonzero(np.diff(X.indptr))),
-                                  stop_after, coherence)
+    engine = _engines.engine_for(X)
+    corpus = OneCorpus(X) if engine.in_process else engine.corpus(X)
+    candidates = check_candidates(candidates, corpus.n_used_total, stop_after, coherence)
+    corpus.note_unused_terms()
+    fitted = {}  # K -> the documents holding its fit's weights (the last one only)
 
     def fit(model, previous):
-        if previous is None:
-            model.fit(X)
-        else:
-            model._fit(X, warm_topics=_warm_topics(previous, X, model.n_components))
+        warm = None
+        if previous is not None:
+            alpha_for, c_for = previous._prior_for(corpus.used_terms.size)
+            warm = corpus.warm_topics(previous, fitted.pop(previous.n_components),
+                                      model.n_components, alpha_for, c_for)
+        validate_params(model, model._parameter_rules)
+        with corpus.fitting():
+            fitted[model.n_components] = model._fit_corpus(corpus, warm)
 
-    return scan(candidates, estimator, fit, lambda model: topic_evidence(model, X),
-                lambda model: metrics.coherence(model, X, coherence).mean if coherence else None,
+    def evidence(model):
+        return corpus.evidence(model, fitted[model.n_components])
+
+    def coherence_of(model):
+        return metrics.coherence(model, corpus.reference, coherence).mean
+
+    return scan(candidates, estimator, fit, evidence, coherence_of if coherence else None,
                 scan_all, stop_after, verbose, coherence)
 
 

@@ -179,6 +179,10 @@ def update_discriminants(extended, paths, children, eta, nodes, levels, parents,
 
     D = extended.shape[1]
     sd = np.sqrt(prior_variance)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if C == 0:  # the prior, node by node in order (one call draws the same stream)
+        eta[nodes] = sd * rng.standard_normal((nodes.size, D))
+        return
     scores = extended @ eta.T  # (N, nodes)
     child_ptr = np.zeros(len(children) + 1, dtype=np.int64)
     child_ptr[1:] = np.cumsum([len(c) for c in children])

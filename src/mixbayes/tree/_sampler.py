@@ -48,7 +48,7 @@ One sweep, each step exact for its conditional target:
    :math:`T` the tables of the root's children, and
    :math:`\beta_z \sim \mathrm{Dir}(\gamma\beta_{parent(z)} + n_z)`. Both blocks are exact draws
    of the table-augmented target (lower weights integrated out where the tables are drawn).
-4. **Means** from their conjugate Normal (:func:`mixbayes.hdp._sampler.draw_atoms`), or means
+4. **Means** from their conjugate Normal (:func:`mixbayes.families.atoms.draw_atoms`), or means
    and precisions from their conjugate posterior (``GaussianFamily.posterior`` and ``draw``).
 Steps 1-2 run in the numba kernel :mod:`mixbayes.tree._kernels` (about 10 us a point at
 N = 10,000, d = 10, C = 0); :func:`path_step_reference` is the same maths in plain Python, and
@@ -71,7 +71,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..families.gaussian import GaussianFamily
-from ..hdp._sampler import GAUSSIAN, GroupedData, draw_atoms, lookup
+from ..families.atoms import GAUSSIAN, GroupedData, draw_atoms, lookup
 from . import _kernels, _moves
 from . import _regularisation as reg
 
@@ -593,14 +593,6 @@ def _seat(data, state, loglik, n, rng):
         loglik[:, k] = state_loglik(data, state, k, k + 1)[:, 0]
     state.comp[n] = k
     state.comp_count[k] += 1
-    return loglik
-
-
-def component_step(data, state, loglik, rng):
-    """Gibbs update of every point's component (module docstring, step 2); returns the
-    likelihood table, extended by the columns of new components and compacted."""
-    for n in range(data.n_points):
-        loglik = _seat(data, state, _unseat(state, loglik, n), n, rng)
     return loglik
 
 

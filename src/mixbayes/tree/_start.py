@@ -1,5 +1,4 @@
-r"""The tree sampler's starting state and default observation variance: Ward's leaves, grouped
-above by Bayesian hierarchical clustering.
+r"""The tree sampler's starting state and default observation variance, from Ward's hierarchy.
 
 Ward's agglomerative hierarchy is built on at most ``max_points`` points (a random subset when
 there are more: its cost is quadratic in the points it sees), cut where the Bayesian
@@ -11,20 +10,16 @@ information criterion of a spherical, equal-variance hard clustering is lowest,
                       + k(d + 1)\log N,
 
 with :math:`W_k` the within-cluster sum of squares of the cut into :math:`k` clusters and
-:math:`n_j` their sizes (at most :math:`n/5` and ``max_leaves`` leaves). Above the leaves
-the levels group them into :math:`k^{\ell/L}` nodes at level :math:`\ell`, by the first
-:math:`k - k^{\ell/L}` merges of Bayesian hierarchical clustering of the leaves (Heller &
-Ghahramani 2005; :mod:`mixbayes.tree._linkage`, with the marginal likelihood of the model's
-components and BHC's concentration ``alpha``): the merge sequence :attr:`HierarchicalMixture.linkage_`
-would build over these leaves if nothing constrained it, so the sampled tree starts where
-its own dendrogram would go. (The first start cut Ward's tree there too. Ward joins the two
-clusters whose union adds the least within-cluster spread, BHC the two whose union is most
-probably one component: grouping the same Ward leaves by BHC raised the default fit's
-dendrogram purity on glass from 0.476 to 0.503, wdbc 0.837 to 0.865, olive 0.913 to 0.923 and
-the depth-3, 2-D nested hierarchy 0.547 to 0.558, and lowered it on diabetes from 0.732 to
-0.687, crabs 0.353 to 0.342, yeast 0.384 to 0.376 and ecoli 0.828 to 0.821, means of seeds 0
-and 1; iris, wine, penguins and the other simulated sets unchanged.) All points then take
-the leaf of the nearest leaf centre, and its ancestors. The chosen
+:math:`n_j` their sizes (at most :math:`n/5` and ``max_leaves`` leaves), and cut at
+:math:`k^{\ell/L}` clusters at level :math:`\ell` above. All points then take the leaf of
+the nearest leaf centre, and its ancestors. (Grouping the same leaves above by the first
+:math:`k - k^{\ell/L}` merges of Bayesian hierarchical clustering with the components'
+marginal likelihood, the search of :mod:`mixbayes.tree._linkage`, was tried and is not used.
+The default fit's dendrogram purity, mean of 3 seeds, ``bench/bench_tree.py``, rose on glass
+0.474 -> 0.500, wdbc 0.836 -> 0.867, olive 0.911 -> 0.921 and the depth-3 2-D hierarchy
+0.545 -> 0.552, and fell on digits 0.764 -> 0.663, diabetes 0.736 -> 0.685, crabs 0.352 ->
+0.341, ecoli 0.824 -> 0.817 and yeast 0.380 -> 0.375: one more table within 0.01 of the best
+peer (8 of 15 against 7), at a larger loss where it lost.) The chosen
 :math:`k` follows the data, not :math:`N` (the first start cut at :math:`\sqrt{N/2}` leaves, so a
 sweep grew as :math:`N^{3/2}`, and stopped one leaf short of twelve on a depth-3 hierarchy with
 no move that splits a leaf). Any start is valid for the sampler: it only shortens the burn-in.
@@ -53,10 +48,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..families.gaussian import KnownVarianceMarginal, data_scale
-from ._linkage import Dendrogram, Parts, merge_group, point_stats
-from ._linkage import _select as select_stats
-
 
 @dataclass
 class Start:
@@ -71,15 +62,9 @@ class Start:
         return int(self.paths[:, -1].max()) + 1
 
 
-def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None,
-               mean_prior_variance=None, alpha=1.0, variance=None):
-    r"""The start described in the module docstring (the marginal-likelihood cut when a
-    ``GaussianFamily`` is given).
-
-    ``variance`` (:math:`\sigma^2`, default the pooled within-leaf variance returned),
-    ``mean_prior_variance`` (:math:`s_0^2`, default the mean column variance) and ``alpha``
-    are the known-variance marginal and BHC's concentration of the levels above the leaves
-    (with a ``family``, its own marginal likelihood is used)."""
+def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None):
+    """The start described in the module docstring (the marginal-likelihood cut when a
+    ``GaussianFamily`` is given)."""
     from sklearn.cluster import AgglomerativeClustering
 
     N, d = X.shape
@@ -107,51 +92,18 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None,
             # clusters, whose marginal likelihood grows again with k; ARI 0.02)
             usable &= k <= max(1, n // (d + 1))
         leaves = int(k[usable][np.argmax(_cut_log_marginals(sub, children, family)[usable])])
-    seen_leaf = _cut(children, n, leaves)
+    labels = np.column_stack([_cut(children, n, max(1, int(round(leaves ** (level / depth)))))
+                              for level in range(1, depth + 1)])
     centres = np.zeros((leaves, d))
-    np.add.at(centres, seen_leaf, sub)
-    centres /= np.bincount(seen_leaf, minlength=leaves)[:, None]
-    leaf = _nearest(X, centres) if N > n else seen_leaf
+    np.add.at(centres, labels[:, -1], sub)
+    centres /= np.bincount(labels[:, -1], minlength=leaves)[:, None]
+    ancestors = np.zeros((leaves, depth), dtype=np.int64)
+    ancestors[labels[:, -1]] = labels
+    leaf = _nearest(X, centres) if N > n else labels[:, -1]
+    paths = ancestors[leaf]
     spread = X - centres[leaf]
-    within = float((spread**2).sum() / (max(N - leaves, 1) * d))
-    if family is None:
-        s02 = (data_scale(X.var(axis=0)) if mean_prior_variance is None
-               else float(mean_prior_variance))
-        sigma2 = within if variance is None else variance
-        log_marginal = KnownVarianceMarginal(sigma2 if sigma2 > 0 else 0.1 * s02, s02)
-        centre = X.mean(axis=0)
-    else:
-        log_marginal, centre = family.log_marginal_likelihood, family.mean_prior
-    ancestors = np.column_stack([
-        *_bhc_levels(sub - centre, seen_leaf, leaves, depth, log_marginal, alpha,
-                     full=family is not None and family.covariance_type == "full"),
-        np.arange(leaves)])
-    return Start(ancestors[leaf], within)
-
-
-def _bhc_levels(Y, leaf, n_leaves, depth, log_marginal, alpha, full):
-    r"""Labels of the ``n_leaves`` leaves at levels 1, ..., depth - 1: BHC's merges of the
-    leaves (each first joined inside by BHC, as in the dendrogram), the first
-    :math:`k - k^{\ell/L}` of them at level :math:`\ell` (module docstring)."""
-    if depth < 2:
-        return []
-    stats = point_stats(Y, full)
-    parts = []
-    for j in range(n_leaves):
-        inside = np.flatnonzero(leaf == j)
-        part = merge_group(Parts.points(select_stats(stats, inside), log_marginal, alpha,
-                                        np.arange(inside.size)),
-                           log_marginal, alpha, 0.0, Dendrogram(inside.size))
-        part.ids, part.score = np.array([j]), np.zeros(1)
-        parts.append(part)
-    merges = Dendrogram(n_leaves)
-    merge_group(Parts.join(parts), log_marginal, alpha, 1.0, merges)
-    pairs = np.array([row[:2] for row in merges.rows], dtype=np.int64).reshape(-1, 2)
-    levels = []
-    for level in range(1, depth):
-        groups = max(1, int(round(n_leaves ** (level / depth))))
-        levels.append(_cut(pairs, n_leaves, groups))
-    return levels
+    variance = float((spread**2).sum() / (max(N - leaves, 1) * d))
+    return Start(paths, variance)
 
 
 def _cut_log_marginals(X, children, family, alpha=1.0):

@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
+from .._schema import Schema
 from .._validation import (
     Either,
     Interval,
@@ -327,9 +328,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         start = None  # the Ward start, built only when the start or sigma^2 needs it
         if self.init == "ward" or self.observation_variance is None:
             start_rng = check_random_state(self.random_state).spawn(1)[0]
-            start = ward_start(X, self.depth_, start_rng, family=family, mean_prior_variance=s02,
-                               alpha=float(self.top_concentration),
-                               variance=self.observation_variance)
+            start = ward_start(X, self.depth_, start_rng, family=family)
         if self.observation_variance is None:
             within = start.within_variance
             observation_variance = within if within > 0 else 0.1 * scale
@@ -423,6 +422,67 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
              for m in fits], dtype=[("depth", np.int64), ("log_evidence", float),
                                     ("best_rcdll", float), ("n_leaves", np.int64)])
         return self
+
+    _report_kind = ("tree", "tree")  # its page and view (mixbayes.report)
+
+    def _kept_partitions(self):
+        """The leaves over the kept sweeps."""
+        levels = getattr(self, "level_samples_", None)
+        return None if levels is None else levels[:, -1]
+
+    def _persist_schema(self, scalars):
+        """The fitted attributes :mod:`mixbayes.persist` stores: nodes of the simplified tree
+        (N) and of the raw kept state predict uses (M)."""
+        arrays = {"labels_": (("n",), "node"), "paths_": (("n", "L"), "node"),
+                  "means_": (("K", "p"), "f"), "node_parent_": (("N",), "parent"),
+                  "node_level_": (("N",), "int"), "node_size_": (("N",), "int"),
+                  "node_weights_": (("N", "K"), ">=0"), "trace_": (("*", "*"), "tree_trace"),
+                  "state_parent_": (("M",), "state"), "state_count_": (("M",), "int"),
+                  "state_level_": (("M",), "int"), "state_log_weights_": (("M", "K+1"), "real"),
+                  "state_discriminants_": (("M", "*"), "f"), "state_to_node_": (("M",), "parent"),
+                  "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
+                  "linkage_": (("*", 4), "linkage"),
+                  "depth_scores_": (("*",), "depth_scores", "optional"),
+                  "level_samples_": (("*", "L", "n"), "int", "optional"),
+                  "point_labels_": (("n",), "int", "optional")}
+        kind = self.covariance_type
+        shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
+        rule = "f" if kind == "full" else "+"
+        # optional for "known": files saved before the tree had covariances lack them
+        extra = ("optional",) if kind == "known" else ()
+        arrays.update(precisions_=(shape, rule) + extra, covariances_=(shape, rule) + extra)
+        if kind != "known":
+            arrays["covariance_prior_"] = (shape[1:], "f")
+        saved = {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
+                 "depth_": "count", "log_evidence_": "real",
+                 "observation_variance_": "+", "mean_prior_variance_": "+",
+                 "rhat_": "figures", "ess_": "figures"}
+        if kind != "known":
+            saved.update(mean_precision_prior_="+", degrees_of_freedom_prior_="+")
+
+        def sizes(scalars, arrays):
+            return {"L": scalars["depth_"], "N": arrays["node_parent_"].shape[0],
+                    "M": arrays["state_parent_"].shape[0],
+                    "K+1": scalars.get("n_components_") + 1}
+
+        def trace_dtype():  # a tree of the stored depth's
+            probe = type(self)()
+            probe.depth_ = scalars["depth_"]
+            return probe._trace_dtype()
+
+        depth_scores = np.dtype([("depth", np.int64), ("log_evidence", float),
+                                 ("best_rcdll", float), ("n_leaves", np.int64)])
+        return Schema(arrays, saved, sizes=sizes,
+                      dtypes=dict(tree_trace=trace_dtype, depth_scores=lambda: depth_scores),
+                      positive_definite=(("precisions_", "covariance_prior_") if kind == "full"
+                                         else ()),
+                      probe=self._probe)
+
+    def _probe(self):
+        """Predict the first component's mean: a node of the tree, or the file is refused."""
+        leaf = self.predict(self.means_[:1])
+        if not (leaf.shape == (1,) and 0 <= leaf[0] < self.node_parent_.size):
+            raise ValueError(f"it predicts node {leaf} outside the tree")
 
     def _trace_dtype(self):
         """The fields of :attr:`trace_` (``nodes`` holds one count per level)."""

@@ -1,5 +1,5 @@
 """The report in a real browser: headless Chromium driven through the DevTools protocol
-(tests/cdp.py, standard library only). Skipped, with the reason, where no Chromium is found
+(tests/_support/cdp.py, standard library only). Skipped, with the reason, where no Chromium is found
 (Debian: ``apt-get install chromium``; .ci/run installs it) -- except in CI (``CI=true``),
 where a missing browser fails the run: the page's own maths (the relevance slider) is tested
 nowhere else."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cdp import Browser, find_chromium
+from _support.cdp import Browser, find_chromium
 from mixbayes.report import write_report
 
 MISSING = ("no chromium binary on PATH (Debian: apt-get install chromium), so the report "
@@ -62,7 +62,7 @@ def _fake_bin(folder, **scripts):
 def test_ci_run_fails_when_chromium_cannot_be_installed_in_ci(tmp_path, ci):
     """.ci/run without chromium and with an apt-get that fails: in CI it stops before the tests
     with one line naming chromium; elsewhere it notes it and runs them (make test)."""
-    script = Path(__file__).resolve().parents[1] / ".ci" / "run"
+    script = Path(__file__).resolve().parents[2] / ".ci" / "run"
     folder = _fake_bin(tmp_path / "bin", **{"apt-get": "exit 100", "sudo": 'exec "$@"',
                                             "make": 'echo "make $*"'})
     environ = {"PATH": str(folder), "HOME": str(tmp_path)}

@@ -1,4 +1,5 @@
-"""Pieces shared by the numba kernels: the row softmax and serial/parallel dispatch."""
+"""The numba kernels' shared pieces: the one serial/parallel policy (a parallel build from
+:data:`_PARALLEL_FROM` multiply-adds a call) and the row softmax."""
 
 import math
 import types

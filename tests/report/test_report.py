@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import mixbayes as mb
 from mixbayes.report import build_report, _extract, _geometry
-from test_cli import _run
+from _support.cli import run as _run
 
 
 def _payload(page):

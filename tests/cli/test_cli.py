@@ -2,40 +2,17 @@
 
 import json
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import mixbayes as mb
+from _support.cli import run as _run
 
 
 def _assert_written(out, names):
     for name in names:
         assert (out / name).stat().st_size > 0, name
-
-
-def _run(*args, cwd):
-    """Run ``mixbayes ARGS`` in ``cwd`` inside this process (a fresh interpreter per call cost
-    2 s of imports each; ``python -m mixbayes`` itself is run as a subprocess in
-    test_cli_first_contact.py) and return its exit status, stdout and stderr."""
-    import contextlib
-    import io
-    import os
-
-    from mixbayes.cli import main
-
-    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = main([str(a) for a in args])
-            except SystemExit as stop:  # argparse's usage errors and --help
-                status = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
-    finally:
-        os.chdir(here)
-    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
