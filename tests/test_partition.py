@@ -160,6 +160,39 @@ def test_similarities_and_certainty():
     assert sum(post.values()) == pytest.approx(1.0) and set(post) <= {1, 2, 3}
 
 
+@pytest.mark.parametrize("n, top, block_size", [(12, 3, None), (30, 5, 7), (9, 8, 4),
+                                                (10, 20, 3)])
+def test_similarity_for_large_n_matches_the_dense_matrix(n, top, block_size):
+    """The rows block by block equal the dense matrix's; the sparse top neighbours hold each
+    row's largest off-diagonal similarities (their values are the dense row's sorted top,
+    ties to the lower index), zeros left out; the dense form is refused above max_dense,
+    the sparse one is not."""
+    rng = np.random.default_rng(n)
+    draws = rng.integers(0, 4, (25, n))
+    draws[:, 1] = draws[:, 0]  # a pair always together, and ties
+    draws[:3, 2] = 7  # an item that sometimes sits alone
+    dense = mb.partition.similarity(draws)
+    blocks = list(mb.partition.similarity_blocks(draws, block_size))
+    assert all(b.shape[0] <= (block_size or n) and b.shape[1] == n for _, b in blocks)
+    np.testing.assert_allclose(np.vstack([b for _, b in blocks]), dense)
+    assert [start for start, _ in blocks] == list(range(0, n, block_size or n))
+    sparse = mb.partition.similarity(draws, max_dense=2, top=top, block_size=block_size)
+    assert sparse.shape == (n, n)
+    off = dense - 2 * np.eye(n)  # the diagonal below every similarity
+    m = min(top, n - 1)
+    for i in range(n):
+        row = sparse[[i]].toarray().ravel()
+        order = np.lexsort((np.arange(n), -off[i]))[:m]  # by value, ties to the lower index
+        want = np.zeros(n)
+        want[order] = np.maximum(off[i, order], 0)
+        np.testing.assert_allclose(row, want)
+    assert sparse[[0]].toarray()[0, 1] == 1.0
+    with pytest.raises(ValueError, match="top must be an integer"):
+        mb.partition.similarity(draws, top=0)
+    with pytest.raises(ValueError, match="block_size must be"):
+        list(mb.partition.similarity_blocks(draws, block_size=0))
+
+
 def test_chain_diagnostics():
     rng = np.random.default_rng(6)
     chains = [rng.integers(0, 3, (20, 10)) for _ in range(2)]
@@ -189,7 +222,7 @@ def test_bad_arguments():
         mb.partition.credible_ball(draws, np.zeros(4, dtype=int), level=1.5)
     with pytest.raises(ValueError, match="loss must be one of"):
         mb.partition.point_estimate(draws, loss="l2")
-    with pytest.raises(ValueError, match="max_dense"):
+    with pytest.raises(ValueError, match="max_dense=3 items.*top=m"):
         mb.partition.similarity(draws, max_dense=3)
 
 
@@ -234,3 +267,38 @@ def test_the_tree_summarises_every_level():
     assert tree.partition_summary(level=1).estimate.labels.shape == (60,)
     with pytest.raises(ValueError, match="level must be"):
         tree.partition_summary(level=3)
+
+
+def test_samplers_store_the_point_estimate_as_an_answer(tmp_path):
+    """point_estimate="vi" (or "binder") stores point_labels_, the search's answer on the kept
+    draws (the same labels as mb.partition.point_estimate of them), beside an unchanged
+    labels_; it survives save -> load; a variational DMM, or too few kept draws, is refused."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=6, word_concentration=1.0,
+                                            random_state=1)
+    plain = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=30, max_samples=10,
+                                           n_init=1).fit(corpus.counts)
+    dmm = mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=30, max_samples=10,
+                                         n_init=1, point_estimate="binder").fit(corpus.counts)
+    np.testing.assert_array_equal(dmm.labels_, plain.labels_)
+    want = mb.partition.point_estimate(dmm.label_samples_, loss="binder").labels
+    np.testing.assert_array_equal(dmm.point_labels_, want)
+    assert not hasattr(plain, "point_labels_")
+    hdp = mb.HDPMixture(n_iter=12, point_estimate="vi").fit(corpus.counts)
+    np.testing.assert_array_equal(
+        hdp.point_labels_, mb.partition.point_estimate(hdp.group_label_samples_).labels)
+    X, _ = mb.datasets.make_tree_data(40, 2, "nested", branching=(2, 2), random_state=0)
+    tree = mb.HierarchicalMixture(2, n_iter=12, max_samples=6, point_estimate="vi").fit(X)
+    np.testing.assert_array_equal(
+        tree.point_labels_, mb.partition.point_estimate(tree.level_samples_[:, -1]).labels)
+    for model in (dmm, hdp, tree):
+        mb.save(model, tmp_path / "m.npz")
+        np.testing.assert_array_equal(mb.load(tmp_path / "m.npz").point_labels_,
+                                      model.point_labels_)
+    with pytest.raises(ValueError, match="needs inference='gibbs'"):
+        mb.DirichletMultinomialMixture(3, point_estimate="vi").fit(corpus.counts)
+    with pytest.raises(ValueError, match="point_estimate must be"):
+        mb.DirichletMultinomialMixture(3, inference="gibbs", point_estimate="l2").fit(
+            corpus.counts)
+    with pytest.raises(ValueError, match="at least 2 kept draws; 1 were kept"):
+        mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=10, max_samples=1,
+                                       point_estimate="vi").fit(corpus.counts)

@@ -30,7 +30,16 @@ def _gain(x):
 
 
 @njit(cache=True)
-def _costs(i, draws, table, size, n_clusters, loss, out):
+def _gains(n):
+    """:func:`_gain` of 0..n, looked up by the search instead of two logarithms a cell."""
+    out = np.empty(n + 1)
+    for x in range(n + 1):
+        out[x] = _gain(x)
+    return out
+
+
+@njit(cache=True)
+def _costs(i, draws, table, size, n_clusters, loss, out, gains):
     """Change of the loss (up to a constant) if item ``i`` joins each cluster; ``out[k]`` for
     k < n_clusters, the new cluster's change (0) at ``out[n_clusters]``."""
     T = draws.shape[0]
@@ -38,8 +47,8 @@ def _costs(i, draws, table, size, n_clusters, loss, out):
         total = 0.0
         if loss == VI:
             for t in range(T):
-                total += _gain(table[t, a, draws[t, i]])
-            out[a] = _gain(size[a]) - 2.0 * total / T
+                total += gains[table[t, a, draws[t, i]]]
+            out[a] = gains[size[a]] - 2.0 * total / T
         else:
             for t in range(T):
                 total += table[t, a, draws[t, i]]
@@ -96,9 +105,10 @@ def salso_run(draws, n_labels, loss, max_clusters, order, max_sweeps):
     size = np.zeros(max_clusters, dtype=np.int64)
     labels = np.full(n, -1, dtype=np.int64)
     costs = np.empty(max_clusters + 1)
+    gains = _gains(n)
     n_clusters = 0
     for i in order:  # sequential allocation
-        _costs(i, draws, table, size, n_clusters, loss, costs)
+        _costs(i, draws, table, size, n_clusters, loss, costs, gains)
         a = _best(costs, n_clusters, n_clusters < max_clusters) if n_clusters else 0
         if a == n_clusters:
             n_clusters += 1
@@ -111,7 +121,7 @@ def salso_run(draws, n_labels, loss, max_clusters, order, max_sweeps):
         for i in order:
             a = labels[i]
             _place(i, a, draws, table, size, -1)
-            _costs(i, draws, table, size, n_clusters, loss, costs)
+            _costs(i, draws, table, size, n_clusters, loss, costs, gains)
             # an emptied cluster is the new cluster (its cost is 0): no second one
             allow_new = size[a] > 0 and n_clusters < max_clusters
             best, top = a, costs[a]  # ties keep the item where it is
@@ -133,7 +143,7 @@ def salso_run(draws, n_labels, loss, max_clusters, order, max_sweeps):
 
 @njit(cache=True)
 def _cell(c, loss):
-    """A contingency cell's term: :math:`c\log c` (VI) or :math:`\binom c2` (Binder)."""
+    r"""A contingency cell's term: :math:`c\log c` (VI) or :math:`\binom c2` (Binder)."""
     if c <= 0:
         return 0.0
     return c * np.log(c) if loss == VI else c * (c - 1.0) / 2.0
@@ -141,7 +151,7 @@ def _cell(c, loss):
 
 @njit(cache=True)
 def loss_to_draws(labels, draws, n_labels, loss):
-    """The loss between ``labels`` and every draw: with cell terms :math:`f` (:func:`_cell`),
+    r"""The loss between ``labels`` and every draw: with cell terms :math:`f` (:func:`_cell`),
     :math:`[\sum_a f(n_a) + \sum_b f(n_b) - 2\sum_{ab} f(n_{ab})]` over :math:`n` (VI in
     nats) or over :math:`\binom n2` (Binder's share of pairs in disagreement)."""
     T, n = draws.shape
@@ -169,3 +179,36 @@ def loss_to_draws(labels, draws, n_labels, loss):
                 joint += _cell(table[a, b], loss)
         out[t] = (base + marginal - 2.0 * joint) / norm if norm > 0 else 0.0
     return out
+
+
+@njit(cache=True)
+def members(draws, n_labels):
+    """Every draw's items grouped by cluster: ``order[t, starts[t, c]:starts[t, c + 1]]`` are
+    the items of cluster ``c`` in draw ``t`` (a counting sort; int32, linear in the draws)."""
+    T, n = draws.shape
+    starts = np.zeros((T, n_labels + 1), dtype=np.int64)
+    order = np.empty((T, n), dtype=np.int32)
+    fill = np.empty(n_labels, dtype=np.int64)
+    for t in range(T):
+        for i in range(n):
+            starts[t, draws[t, i] + 1] += 1
+        for c in range(n_labels):
+            starts[t, c + 1] += starts[t, c]
+            fill[c] = starts[t, c]
+        for i in range(n):
+            c = draws[t, i]
+            order[t, fill[c]] = i
+            fill[c] += 1
+    return order, starts
+
+
+@njit(cache=True)
+def shared_counts(draws, order, starts, lo, hi, out):
+    """``out[i - lo, j]`` += the draws in which items i (lo <= i < hi) and j share a cluster:
+    every row visits only its cluster's members in each draw (time: the sum over draws of
+    the block's cluster sizes)."""
+    for t in range(draws.shape[0]):
+        for i in range(lo, hi):
+            c = draws[t, i]
+            for p in range(starts[t, c], starts[t, c + 1]):
+                out[i - lo, order[t, p]] += 1

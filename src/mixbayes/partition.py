@@ -57,6 +57,16 @@ def kept_sweeps(first, stop, at_most):
     return set(after[pick.astype(int)].tolist())
 
 
+def point_labels(draws, loss, settings):
+    """What a sampler with ``point_estimate=loss`` stores as ``point_labels_``: the
+    :func:`point_estimate` of its kept ``draws`` (``settings`` name what keeps too few)."""
+    if draws is None or len(draws) < 2:
+        raise ValueError(f"point_estimate={loss!r} needs at least 2 kept draws; "
+                         f"{0 if draws is None else len(draws)} were kept ({settings} too "
+                         "small).")
+    return point_estimate(draws, loss=loss).labels
+
+
 def _check_draws(draws, name="draws", min_draws=2):
     """Draws as int64 (n_draws, n_items), each draw relabelled 0.. in order of appearance."""
     array = np.asarray(draws)
@@ -262,22 +272,90 @@ def n_clusters_posterior(draws):
     return {int(k): float(c) / draws.shape[0] for k, c in zip(values, counts)}
 
 
-def similarity(draws, max_dense=5000):
-    """The posterior similarity matrix :math:`p_{ij}` (n_items, n_items), dense. Refused
-    above ``max_dense`` items (its memory is quadratic): summarise large draws with
-    :func:`point_estimate`, :func:`credible_ball` and :func:`block_similarity`."""
+def similarity(draws, max_dense=5000, top=None, block_size=None):
+    """The posterior similarity matrix :math:`p_{ij}`: dense (n_items, n_items) up to
+    ``max_dense`` items; with ``top`` an int, a sparse matrix (``scipy.sparse.csr_array``)
+    holding each item's ``top`` largest similarities to other items (its neighbours; ties
+    broken by the lower index, zeros left out), whatever n. Above ``max_dense`` items a
+    dense matrix is refused (its memory is quadratic): ask for ``top`` neighbours, read the
+    rows block by block (:func:`similarity_blocks`), or summarise with
+    :func:`point_estimate`, :func:`credible_ball` and :func:`block_similarity`.
+
+    The sparse form is computed block by block (``block_size`` rows at a time, default so
+    that a block holds about 4 million counts), never as the n x n array; its time is the
+    sum over draws and items of the item's cluster size (n^2 x draws / clusters for balanced
+    clusters), its memory the blocks' plus n x ``top``."""
     draws = _check_draws(draws, min_draws=1)
     T, n = draws.shape
+    if top is not None:
+        if not isinstance(top, numbers.Integral) or isinstance(top, bool) or top < 1:
+            raise ValueError(f"top must be an integer >= 1 or None; got {top!r}.")
+        return _top_neighbours(draws, int(min(top, max(n - 1, 1))), block_size)
     if n > max_dense:
         raise ValueError(f"draws label {n} items: a dense similarity matrix would hold {n}^2 "
-                         f"entries (more than max_dense={max_dense} items); use "
-                         "block_similarity(draws, labels) or raise max_dense.")
+                         f"entries (more than max_dense={max_dense} items); ask for each "
+                         "item's top neighbours (similarity(draws, top=m), sparse), read it "
+                         "block by block (similarity_blocks), use block_similarity(draws, "
+                         "labels), or raise max_dense.")
     out = np.zeros((n, n))
     for row in draws:
         onehot = np.zeros((n, row.max() + 1))
         onehot[np.arange(n), row] = 1.0
         out += onehot @ onehot.T
     return out / T
+
+
+def similarity_blocks(draws, block_size=None):
+    """The rows of the posterior similarity matrix, ``block_size`` at a time: yields
+    ``(start, block)`` with ``block[r, j]`` = :math:`p_{start + r, j}` (float,
+    (rows, n_items)); memory one block (default about 4 million entries), never n x n."""
+    draws = _check_draws(draws, min_draws=1)
+    for lo, counts in _count_blocks(draws, block_size):
+        yield lo, counts / draws.shape[0]
+
+
+def _count_blocks(draws, block_size):
+    """``(start, counts)``: draws in which each row's item shares a cluster with each item
+    (int32, one buffer reused: copy what is kept)."""
+    T, n = draws.shape
+    if block_size is None:
+        block_size = max(1, 4_000_000 // n)
+    elif (not isinstance(block_size, numbers.Integral) or isinstance(block_size, bool)
+          or block_size < 1):
+        raise ValueError(f"block_size must be an integer >= 1 or None; got {block_size!r}.")
+    order, starts = kernels.members(draws, int(draws.max()) + 1)
+    counts = np.zeros((min(int(block_size), n), n), dtype=np.int32)
+    for lo in range(0, n, int(block_size)):
+        hi = min(n, lo + int(block_size))
+        counts[:] = 0
+        kernels.shared_counts(draws, order, starts, lo, hi, counts)
+        yield lo, counts[:hi - lo]
+
+
+def _top_neighbours(draws, top, block_size):
+    """Each row's ``top`` largest off-diagonal similarities as a CSR array: one selection
+    per block on the key count x n + (n - 1 - j), unique per row, so that ties go to the
+    lower index exactly."""
+    import scipy.sparse as sp
+
+    T, n = draws.shape
+    reverse = np.arange(n - 1, -1, -1, dtype=np.int64)
+    rows, cols, values = [], [], []
+    for lo, counts in _count_blocks(draws, block_size):
+        b = counts.shape[0]
+        key = counts.astype(np.int64) * n + reverse
+        key[np.arange(b), np.arange(lo, lo + b)] = -1  # an item is not its own neighbour
+        pick = np.argpartition(-key, top - 1, axis=1)[:, :top] if top < n else \
+            np.broadcast_to(np.arange(n), (b, n))
+        shared = np.take_along_axis(counts, pick, axis=1)
+        own = pick == np.arange(lo, lo + b)[:, None]
+        keep = (shared > 0) & ~own
+        r = np.nonzero(keep)[0]
+        rows.append(r + lo)
+        cols.append(pick[keep])
+        values.append(shared[keep] / T)
+    return sp.csr_array((np.concatenate(values), (np.concatenate(rows), np.concatenate(cols))),
+                        shape=(n, n))
 
 
 def block_similarity(draws, labels):

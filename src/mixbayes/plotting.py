@@ -151,6 +151,16 @@ def plot_selection(selection, ax=None):
     return fig
 
 
+def _principal_plane(X):
+    """The centre and the 2-D basis of a scatter of ``X``: the features themselves for one or
+    two, else the first two principal axes, each signed so that its largest loading is
+    positive -- the convention of the report's page (:func:`mixbayes.report.principal_plane`),
+    so that ``scatter.png`` and the page are never mirror images of one another."""
+    from .report import principal_plane
+
+    return principal_plane(X)
+
+
 def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     """Scatter the points coloured by cluster, with each used component's 2-sigma ellipse.
 
@@ -168,13 +178,8 @@ def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     if d == 1:
         return _plot_gaussian_1d(model, X[:, 0], fig, ax, names[0])
     # one or two features are drawn as they are (the axes are named by them); more, on the
-    # principal components of the centred points
-    centre = X.mean(axis=0) if d > 2 else np.zeros(d)
-    if d == 2:
-        basis = np.eye(2)
-    else:
-        _, _, vt = np.linalg.svd(X - centre, full_matrices=False)
-        basis = vt[:2].T
+    # principal components of the centred points, signed as the report's page signs them
+    centre, basis = _principal_plane(X)
     Y = (X - centre) @ basis
     labels = model.predict(X)
     used = np.unique(labels)
@@ -480,13 +485,9 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
-    centre = X.mean(axis=0) if d > 2 else np.zeros(d)  # features named on the axes: as they are
-    if d == 1:
-        basis = np.ones((1, 1))
-    elif d == 2:
-        basis = np.eye(2)
-    else:
-        basis = np.linalg.svd(X - centre, full_matrices=False)[2][:2].T
+    # features named on the axes: as they are; more, the page's signed principal plane
+    centre, basis = _principal_plane(X)
+    basis = basis[:, :1] if d == 1 else basis
     Y = (X - centre) @ basis
     if Y.shape[1] == 1:
         Y = np.column_stack([Y[:, 0], np.zeros(len(Y))])

@@ -205,3 +205,101 @@ def test_tree_node_names_do_not_overlap(chromium, tmp_path):
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert abs(a[2] - b[2]) > 1 or a[1] <= b[0] or b[1] <= a[0], (a, b)
+
+
+# ------------------------------------------------------------------ issue 23: the pictures
+PROJECTION = """(() => {
+    const svg = document.getElementById('projection');
+    const screen = (m, x, y) => { const p = svg.createSVGPoint(); p.x = x; p.y = y;
+                                  const q = p.matrixTransform(m); return [q.x, q.y]; };
+    const M = svg.getScreenCTM();
+    const texts = Array.from(svg.querySelectorAll('g.axis text'));
+    const xt = texts
+      .filter(t => t.getAttribute('text-anchor') === 'middle' && !t.getAttribute('transform'))
+      .filter(t => !isNaN(parseFloat(t.textContent)))
+      .map(t => [parseFloat(t.textContent), screen(M, +t.getAttribute('x'), 0)[0]]);
+    const yt = texts.filter(t => t.getAttribute('text-anchor') === 'end')
+      .map(t => [parseFloat(t.textContent), screen(M, 0, +t.getAttribute('y') - 3)[1]]);
+    const box = [screen(M, 42, 42), screen(M, 520 - 42, 400 - 42)];
+    const ellipses = Array.from(svg.querySelectorAll('ellipse')).map(e => {
+      const L = e.getTotalLength(), E = e.getScreenCTM(), out = [];
+      for (let i = 0; i < 72; i++) { const p = e.getPointAtLength(L * i / 72);
+                                     out.push(screen(E, p.x, p.y)); }
+      return out; });
+    const clipped = Array.from(svg.querySelectorAll('ellipse')).every(
+      e => e.parentNode.classList.contains('plot-area') &&
+           e.parentNode.getAttribute('overflow') === 'hidden');
+    return {xt, yt, box, ellipses, clipped}; })()"""
+
+
+def test_ellipses_are_the_projected_covariances_inside_their_panel(chromium, tmp_path):
+    """On axes of very different scales (x spread 30 times y's) every drawn 2-sigma ellipse,
+    read back from the page in screen pixels and mapped to data units by the tick labels,
+    is the component's ellipse: (p - m)' S^-1 (p - m) = 4 at every point of its outline
+    (a pixel ellipse made of the data semi-axes times each axis's scale, then rotated, is
+    not: it crossed the panel's edge); every outline lies inside the axes' rectangle, and is
+    drawn in a nested viewport clipped to it."""
+    import mixbayes as mb
+
+    rng = np.random.default_rng(0)
+    tilt = np.array([[30.0, 0.0], [1.0, 0.4]])
+    X = np.vstack([rng.standard_normal((150, 2)) @ tilt + [0, 0],
+                   rng.standard_normal((150, 2)) @ tilt * [0.5, 1] + [200, 4]])
+    model = mb.VariationalGaussianMixture(2, n_init=1, random_state=0).fit(X)
+    page = write_report(model, tmp_path / "g.html", X)
+    payload = json.loads((tmp_path / "g.html").read_text().split(
+        'id="report-data">')[1].split("</script>")[0])
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        got = browser.evaluate(PROJECTION)
+    assert got["clipped"] and len(got["ellipses"]) == len(payload["components"]) == 2
+    # screen -> data, one linear map per axis fitted on the tick labels
+    xt, yt = np.array(got["xt"]), np.array(got["yt"])
+    ax_, bx_ = np.polyfit(xt[:, 1], xt[:, 0], 1)
+    ay_, by_ = np.polyfit(yt[:, 1], yt[:, 0], 1)
+    assert abs(ax_ / ay_) > 1.5  # the two axes' scales differ (and y points down)
+    (left, top), (right, bottom) = got["box"]
+    for outline in got["ellipses"]:
+        pixels = np.array(outline)
+        assert np.all((pixels[:, 0] >= left - 0.5) & (pixels[:, 0] <= right + 0.5))
+        assert np.all((pixels[:, 1] >= top - 0.5) & (pixels[:, 1] <= bottom + 0.5))
+        data = np.column_stack([ax_ * pixels[:, 0] + bx_, ay_ * pixels[:, 1] + by_])
+        centre = data.mean(axis=0)
+        c = min(payload["components"], key=lambda c: np.linalg.norm(np.subtract(c["centre"],
+                                                                                centre)))
+        k = c["id"]
+        S = model.covariance_matrix(k)
+        d = data - model.means_[k]
+        form = np.einsum("ni,ij,nj->n", d, np.linalg.inv(S), d)
+        np.testing.assert_allclose(form, 4.0, rtol=0.03)
+
+
+def test_a_trace_axis_never_repeats_a_tick_label(chromium, saved, tmp_path):
+    """An ELBO trace from -929,160 to -929,100: every tick label of the trace's value
+    axis distinct, and the ticks' own values (four significant digits read -929,120 and
+    -929,140 both as -929100)."""
+    import copy
+
+    model = copy.deepcopy(saved[1]["dmm"])
+    model.elbo_trace_ = -929100.0 + np.linspace(-60.0, 0.0, 30)
+    page = write_report(model, tmp_path / "t.html", saved[2])
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        labels = browser.evaluate("""Array.from(document.querySelectorAll('#traces svg'))[0]
+            .querySelectorAll('g.axis text[text-anchor="end"]').length ? Array.from(
+            Array.from(document.querySelectorAll('#traces svg'))[0].querySelectorAll(
+            'g.axis text[text-anchor="end"]')).map(t => t.textContent) : []""")
+    assert labels == ["-929160", "-929140", "-929120", "-929100"]
+
+
+def test_the_fit_s_warnings_are_in_the_page_s_header(chromium, saved, tmp_path):
+    model = saved[1]["hdp"]
+    assert model.convergence_warnings_
+    page = write_report(model, tmp_path / "h.html", saved[2])
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        shown = browser.evaluate("""[!document.getElementById('warnings').hidden,
+            Array.from(document.querySelectorAll('#warnings li')).map(li => li.textContent)]""")
+    assert shown == [True, model.convergence_warnings_]

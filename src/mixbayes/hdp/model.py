@@ -20,6 +20,7 @@ from .._schema import Schema
 from .._terms import top_terms
 from .._validation import (
     Interval,
+    Options,
     RandomState,
     check_counts,
     check_points,
@@ -104,6 +105,11 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         :math:`\tau_y` (Gaussian, known); None means 10 / (mean per-feature variance), i.e.
         clusters a tenth as wide (in variance) as the whole sample. Set it when the noise level
         is known: it decides how finely the points are split.
+    point_estimate : {None, "vi", "binder"}, default=None
+        Also store :attr:`point_labels_`: the groups' partition of least posterior expected
+        VI (or Binder's loss) over the kept sweeps (:func:`mixbayes.partition.point_estimate`
+        of ``group_label_samples_``), an answer that weighs every kept sweep rather than the
+        last; ``group_labels_`` stays the last sweep's majority dishes.
     initial_table_cap : int, default=20
         Initial allocation of table sticks per group; it grows as the slices demand and does not
         change the posterior (see :mod:`mixbayes.hdp._sampler`).
@@ -136,6 +142,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         are numbered within that sweep).
     label_samples_ : ndarray of shape (n_kept, n_observations) or None
         Observation dishes per kept sweep; None when larger than 10 million entries.
+    point_labels_ : ndarray of shape (n_groups,)
+        With ``point_estimate`` set: the least expected-loss partition of the groups,
+        clusters numbered 0.. by decreasing size (not dish numbers).
     term_frequency_ : ndarray of shape (n_features,)
         Corpus frequency of every term (categorical kernel; the denominator of lift).
     convergence_warnings_ : list of str
@@ -161,6 +170,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         "prior_precision": Interval("real", 0, None, "neither", allow_none=True),
         "observation_precision": Interval("real", 0, None, "neither", allow_none=True),
         "initial_table_cap": Interval("int", 1),
+        "point_estimate": Options((None, "vi", "binder")),
         "random_state": RandomState(),
         "verbose": Interval("int", 0),
     }
@@ -169,7 +179,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                  top_concentration_prior=None, group_concentration_prior=None,
                  n_iter=100, burn_in=None, n_chains=1, init="crf", moves="crf", word_prior=None,
                  prior_mean=None, prior_precision=None, observation_precision=None,
-                 initial_table_cap=20, random_state=0, verbose=0):
+                 initial_table_cap=20, point_estimate=None, random_state=0, verbose=0):
         self.kernel = kernel
         self.top_concentration = top_concentration
         self.group_concentration = group_concentration
@@ -185,6 +195,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.prior_precision = prior_precision
         self.observation_precision = observation_precision
         self.initial_table_cap = initial_table_cap
+        self.point_estimate = point_estimate
         self.random_state = random_state
         self.verbose = verbose
 
@@ -205,7 +216,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                   "components_": (("K", "p"), "f"), "trace_": (("*", "*"), "trace"),
                   "rhat_": ((), "stats"), "ess_": ((), "stats"),
                   "group_label_samples_": (("*", "G"), "int"),
-                  "label_samples_": (("*", "*"), "int", "optional")}
+                  "label_samples_": (("*", "*"), "int", "optional"),
+                  "point_labels_": (("G",), "int", "optional")}
         if self.kernel == "categorical":
             arrays["term_frequency_"] = (("p",), ">=0")
         scalars = {"n_components_": "count", "n_groups_": "count", "n_features_in_": "count",
@@ -395,6 +407,11 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.group_label_samples_ = (np.asarray(group_samples) if group_samples
                                      else np.zeros((0, data.n_groups), dtype=np.int64))
         self.label_samples_ = np.asarray(label_samples) if label_samples else None
+        if self.point_estimate is not None:
+            from ..partition import point_labels
+
+            self.point_labels_ = point_labels(self.group_label_samples_, self.point_estimate,
+                                              "n_iter or burn_in")
         self.n_groups_ = data.n_groups
         self.n_features_in_ = n_features
         self.convergence_warnings_ = _convergence_warnings(kept, self.rhat_)

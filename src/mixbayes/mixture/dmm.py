@@ -32,7 +32,7 @@ from .._validation import Either, Interval, Options, RandomState, check_counts
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, WordStats, log_multinomial_coefficient
-from ..partition import kept_sweeps
+from ..partition import kept_sweeps, point_labels
 from ._base import MixtureState, VariationalMixture
 from ._gibbs import count_tables, gibbs_sweeps
 
@@ -103,6 +103,12 @@ class DirichletMultinomialMixture(VariationalMixture):
     max_samples : int, default=500
         Gibbs only: most draws of the partition kept from the kept chain's second half
         (thinned evenly; ``label_samples_``, int32, n_samples each); 0 keeps none.
+    point_estimate : {None, "vi", "binder"}, default=None
+        Gibbs only: also store :attr:`point_labels_`, the partition of the kept draws of least
+        posterior expected VI (or Binder's loss; :func:`mixbayes.partition.point_estimate`),
+        an answer that weighs every kept draw rather than one state. ``labels_`` stays the
+        highest log joint state (``bench/bench_partition.py`` compares the two: neither is
+        closer to the truth on every set).
     random_state : int, Generator or None, default=0
         Seed; every restart and chain gets its own independent stream.
     verbose : int, default=0
@@ -133,6 +139,10 @@ class DirichletMultinomialMixture(VariationalMixture):
     label_samples_ : ndarray of shape (n_kept, n_samples)
         Gibbs only: the kept chain's partitions over its second half, thinned to at most
         ``max_samples`` (:meth:`partition_summary` reads them).
+    point_labels_ : ndarray of shape (n_samples,)
+        With ``point_estimate`` set: the least expected-loss partition of ``label_samples_``,
+        clusters numbered 0.. by decreasing size (not the components' numbers: ``predict``
+        and ``components_`` follow ``labels_``).
     n_iter_ : int
         Iterations (VB) or sweeps (Gibbs) of the kept run.
     converged_ : bool
@@ -168,6 +178,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         "tol": Interval("real", 0),
         "n_sweeps": Interval("int", 1),
         "max_samples": Interval("int", 0),
+        "point_estimate": Options((None, "vi", "binder")),
         "random_state": RandomState(),
         "verbose": Interval("int", 0),
     }
@@ -188,6 +199,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         tol=1e-3,
         n_sweeps=200,
         max_samples=500,
+        point_estimate=None,
         random_state=0,
         verbose=0,
     ):
@@ -204,6 +216,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.tol = tol
         self.n_sweeps = n_sweeps
         self.max_samples = max_samples
+        self.point_estimate = point_estimate
         self.random_state = random_state
         self.verbose = verbose
 
@@ -278,7 +291,8 @@ class DirichletMultinomialMixture(VariationalMixture):
         schema.arrays.update({
             "weight_concentration_": (("K",), "+"), "word_concentration_": (("K", "p"), "+"),
             "components_": (("K", "p"), ">=0"), "log_joint_trace_": (("*",), "real", "optional"),
-            "label_samples_": (("*", "*"), "label", "optional")})
+            "label_samples_": (("*", "*"), "label", "optional"),
+            "point_labels_": (("n",), "int", "optional")})
         schema.scalars["word_prior_"] = "+"
         return schema
 
@@ -294,6 +308,11 @@ class DirichletMultinomialMixture(VariationalMixture):
 
     # ------------------------------------------------------------------ the Gibbs engine
     def fit_predict(self, X, y=None):
+        if self.point_estimate is not None and self.inference != "gibbs":
+            raise ValueError(
+                f"point_estimate={self.point_estimate!r} needs inference='gibbs' (the kept "
+                "draws); a variational fit's partition posterior is "
+                "partition_summary(X).estimate.")
         if self.inference == "vb" or not _engines.engine_for(X).in_process:
             return super().fit_predict(X, y)  # an engine elsewhere refuses Gibbs, below
         return self._fit_gibbs(X)
@@ -330,6 +349,9 @@ class DirichletMultinomialMixture(VariationalMixture):
         z, _, trace, samples = best
         self.label_samples_ = (np.array(samples, dtype=np.int32) if samples
                                else np.zeros((0, X.shape[0]), dtype=np.int32))
+        if self.point_estimate is not None:
+            self.point_labels_ = point_labels(self.label_samples_, self.point_estimate,
+                                              "max_samples or n_sweeps")
         # judged on the kept chain alone: the chains are restarts (the best one is kept), and
         # restarts that end in different modes are what n_init is for
         converged, rhat = _stationary(trace[None, self.n_sweeps // 2:])

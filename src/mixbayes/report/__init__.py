@@ -30,7 +30,17 @@ import numpy as np
 
 from .._validation import plural
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "principal_plane", "write_report"]
+
+
+def principal_plane(X):
+    """The centre and the 2-D basis the page draws points of ``X`` on (the features for one
+    or two, else the first two principal axes signed so that each one's largest loading is
+    positive); the figures of :mod:`mixbayes.plotting` use it too, so that ``scatter.png``
+    and the page are never mirror images of one another."""
+    from ._geometry import principal_plane as plane
+
+    return plane(X)
 
 
 def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=None,
@@ -93,6 +103,9 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
             payload = _extract.tree_payload(model, points, feature_names)
         else:
             payload = _extract.gaussian_payload(model, points, feature_names)
+    from ._warnings import convergence_warnings
+
+    payload["warnings"] = convergence_warnings(model)
     names = doc_ids if kind == "terms" else None
     partition = _extract.partition_payload(model, names)
     if partition is not None:

@@ -178,6 +178,12 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Most sweeps after burn-in whose paths are kept, over all chains and evenly spaced
         (``level_samples_``, int32, depth x n_samples each; :meth:`partition_summary` reads
         them); 0 keeps none.
+    point_estimate : {None, "vi", "binder"}, default=None
+        Also store :attr:`point_labels_`: the leaves' partition of least posterior expected
+        VI (or Binder's loss) over the kept sweeps (:func:`mixbayes.partition.point_estimate`
+        of the leaves of ``level_samples_``), an answer that weighs every kept sweep rather
+        than the one state of highest RCDLL; ``labels_``, ``paths_`` and ``tree_`` stay that
+        state's.
     random_state : int, Generator or None, default=0
     verbose : int, default=0
 
@@ -225,6 +231,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     level_samples_ : ndarray of shape (n_kept, depth, n_samples)
         Every point's node at every level in up to ``max_samples`` sweeps after burn-in
         (raw node numbers of each sweep's state: only which points share one matters).
+    point_labels_ : ndarray of shape (n_samples,)
+        With ``point_estimate`` set: the least expected-loss partition of the points into
+        leaves, clusters numbered 0.. by decreasing size (not node numbers of ``tree_``).
     log_evidence_ : float
         :math:`\log p(X\mid T)` of :attr:`linkage_`'s root: Bayesian hierarchical clustering's
         marginal likelihood of the points under a Dirichlet-process mixture of the
@@ -261,13 +270,15 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         "max_samples": Interval("int", 0),
         "covariance_type": Options(COVARIANCE_TYPES),
         "moves": Options(("all", "path")),
+        "point_estimate": Options((None, "vi", "binder")),
     }
 
     def __init__(self, depth=2, *, top_concentration=1.0, branch_concentration=0.01,
                  path_concentration=0.1, margin_weight=0.0, margin=1.0,
                  discriminant_variance=1.0, covariance_type="known", observation_variance=None,
                  mean_prior_variance=None, n_iter=100, burn_in=None, n_chains=1, init="ward",
-                 moves="path", max_samples=200, random_state=0, verbose=0):
+                 moves="path", max_samples=200, point_estimate=None, random_state=0,
+                 verbose=0):
         self.depth = depth
         self.top_concentration = top_concentration
         self.branch_concentration = branch_concentration
@@ -284,6 +295,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.init = init
         self.max_samples = max_samples
         self.moves = moves
+        self.point_estimate = point_estimate
         self.random_state = random_state
         self.verbose = verbose
 
@@ -369,6 +381,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self._store(data, best, best_value, trace, burn_in)
         self.level_samples_ = (np.array(samples, dtype=np.int32) if samples else
                                np.zeros((0, self.depth_, data.n_points), dtype=np.int32))
+        if self.point_estimate is not None:
+            from ..partition import point_labels
+
+            self.point_labels_ = point_labels(self.level_samples_[:, -1], self.point_estimate,
+                                              "max_samples, n_iter or burn_in")
         return self
 
     def partition_summary(self, level=None, loss="vi", credible_level=0.95, random_state=0):
@@ -426,7 +443,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                   "prior_mean_": (("p",), "f"), "margins_": (("n",), "margin"),
                   "linkage_": (("*", 4), "linkage"),
                   "depth_scores_": (("*",), "depth_scores", "optional"),
-                  "level_samples_": (("*", "L", "n"), "int", "optional")}
+                  "level_samples_": (("*", "L", "n"), "int", "optional"),
+                  "point_labels_": (("n",), "int", "optional")}
         kind = self.covariance_type
         shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
         rule = "f" if kind == "full" else "+"

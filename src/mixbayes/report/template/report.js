@@ -52,7 +52,39 @@
     for (var t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
       ticks.push(Math.abs(t) < step * 1e-9 ? 0 : t);
     }
-    return { lo: Math.min(lo, ticks[0]), hi: Math.max(hi, ticks[ticks.length - 1]), ticks: ticks };
+    return { lo: Math.min(lo, ticks[0]), hi: Math.max(hi, ticks[ticks.length - 1]), ticks: ticks,
+             step: step };
+  }
+  // tick labels with as many digits as the step needs, so that no two ticks read the same
+  // (four significant digits made -929120 and -929140 both "-929100")
+  function tickLabels(b) {
+    var big = 0;
+    b.ticks.forEach(function (t) { big = Math.max(big, Math.abs(t)); });
+    var stepExp = Math.floor(Math.log10(b.step) + 1e-9);
+    if (big >= 1e6 || (big > 0 && big < 1e-3)) {
+      var digits = Math.min(15, Math.max(0, Math.floor(Math.log10(big)) - stepExp));
+      return b.ticks.map(function (t) { return t === 0 ? "0" : t.toExponential(digits); });
+    }
+    return b.ticks.map(function (t) { return t.toFixed(Math.max(0, -stepExp)); });
+  }
+  // the 2-sigma ellipse [a, b, angle in degrees] of data coordinates drawn at scales sx, sy
+  // (the y axis down on screen): the covariance R diag(a^2, b^2) R' mapped by diag(sx, -sy),
+  // its axes in pixels and the SVG rotation; with sx = sy this is the angle mirrored
+  function pixelEllipse(e, sx, sy) {
+    var t = e[2] * Math.PI / 180, c = Math.cos(t), s = Math.sin(t);
+    var a2 = e[0] * e[0], b2 = e[1] * e[1];
+    var xx = (a2 * c * c + b2 * s * s) * sx * sx, yy = (a2 * s * s + b2 * c * c) * sy * sy;
+    var xy = -(a2 - b2) * c * s * sx * sy;
+    var mid = (xx + yy) / 2, half = Math.sqrt((xx - yy) * (xx - yy) / 4 + xy * xy);
+    var angle = 0.5 * Math.atan2(2 * xy, xx - yy) * 180 / Math.PI;
+    return [Math.sqrt(Math.max(mid + half, 0)), Math.sqrt(Math.max(mid - half, 0)), angle,
+            Math.sqrt(xx), Math.sqrt(yy)];  // and the half-width and half-height
+  }
+  // a nested SVG viewport over the rectangle, in the same coordinates: what is drawn in it
+  // is clipped to the rectangle (no clipPath, whose reference would be a URL)
+  function clipTo(svg, x, y, width, height) {
+    return el("svg", { x: x, y: y, width: width, height: height, overflow: "hidden",
+                       viewBox: x + " " + y + " " + width + " " + height, class: "plot-area" }, svg);
   }
   function extent(values) {
     var lo = Infinity, hi = -Infinity;
@@ -246,14 +278,17 @@
     var reach = isTree ? D.radius : 0;
     var own = isTree && D.ellipses;  // the tree's components with covariances of their own
     centres.forEach(function (m, k) {
-      var r = isTree ? (own ? D.ellipses[k][0] : reach) : (items[k].ellipse ? items[k].ellipse[0] : 0);
-      xs.push(m[0] - r, m[0] + r); ys.push(m[1] - r, m[1] + r);
+      var e = isTree ? (own ? D.ellipses[k] : [reach, reach, 0]) : (items[k].ellipse || [0, 0, 0]);
+      var box = pixelEllipse(e, 1, 1);  // half-width and half-height in data units
+      xs.push(m[0] - box[3], m[0] + box[3]); ys.push(m[1] - box[4], m[1] + box[4]);
     });
     var bx = niceTicks(extent(xs)[0], extent(xs)[1], 5), by = niceTicks(extent(ys)[0], extent(ys)[1], 5);
     var sx = (W - 2 * pad) / (bx.hi - bx.lo), sy = (H - 2 * pad) / (by.hi - by.lo);
     var X = function (v) { return pad + (v - bx.lo) * sx; };
     var Y = function (v) { return H - pad - (v - by.lo) * sy; };
     axes(svg, bx, by, X, Y, W, H, pad, D.axes[0], D.axes[1]);
+    var axesSvg = svg;
+    svg = clipTo(axesSvg, pad, pad, W - 2 * pad, H - 2 * pad);  // nothing drawn past the axes
     var item = items[selected];
     var member = isTree
       ? function (p) { return item.parent < 0 || p.slice(2).indexOf(item.id) >= 0; }
@@ -271,12 +306,7 @@
         if (c.weight < 0.01) return;
         var m = D.means[c.component];
         if (own) {
-          var e = D.ellipses[c.component];
-          // the y axis points down on screen: mirror the angle
-          el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1),
-                          rx: Math.max(e[0] * sx, 0.5).toFixed(1), ry: Math.max(e[1] * sy, 0.5).toFixed(1),
-                          transform: "rotate(" + (-e[2]).toFixed(1) + " " + X(m[0]).toFixed(1) + " " + Y(m[1]).toFixed(1) + ")",
-                          class: "ellipse selected" }, svg);
+          ellipse(svg, m, D.ellipses[c.component], "ellipse selected");
           return;
         }
         el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1), rx: (reach * sx).toFixed(1),
@@ -287,15 +317,17 @@
       items.forEach(function (c, i) {
         var m = c.centre, isSel = i === selected;
         if (c.ellipse) {
-          var e = c.ellipse;
-          // the y axis points down on screen: mirror the angle
-          el("ellipse", { cx: X(m[0]).toFixed(1), cy: Y(m[1]).toFixed(1),
-                          rx: Math.max(e[0] * sx, 0.5).toFixed(1), ry: Math.max(e[1] * sy, 0.5).toFixed(1),
-                          transform: "rotate(" + (-e[2]).toFixed(1) + " " + X(m[0]).toFixed(1) + " " + Y(m[1]).toFixed(1) + ")",
-                          class: "ellipse" + (isSel ? " selected" : "") }, svg);
+          ellipse(svg, m, c.ellipse, "ellipse" + (isSel ? " selected" : ""));
         }
         cross(svg, X(m[0]), Y(m[1]), isSel);
       });
+    }
+    function ellipse(parent, m, e, cls) {
+      var p = pixelEllipse(e, sx, sy), cx = X(m[0]).toFixed(1), cy = Y(m[1]).toFixed(1);
+      el("ellipse", { cx: cx, cy: cy, rx: Math.max(p[0], 0.5).toFixed(1),
+                      ry: Math.max(p[1], 0.5).toFixed(1),
+                      transform: "rotate(" + p[2].toFixed(2) + " " + cx + " " + cy + ")",
+                      class: cls }, parent);
     }
     var note = $("projection-note");
     show(note);
@@ -318,13 +350,14 @@
     var grid = el("g", { class: "grid" }, svg);
     el("line", { x1: pad, y1: H - pad, x2: W - pad, y2: H - pad }, g);
     el("line", { x1: pad, y1: pad, x2: pad, y2: H - pad }, g);
-    bx.ticks.forEach(function (t) {
+    var xText = tickLabels(bx), yText = tickLabels(by);
+    bx.ticks.forEach(function (t, i) {
       el("line", { x1: X(t), y1: pad, x2: X(t), y2: H - pad }, grid);
-      el("text", { x: X(t), y: H - pad + 14, "text-anchor": "middle" }, g, fmt(t));
+      el("text", { x: X(t), y: H - pad + 14, "text-anchor": "middle" }, g, xText[i]);
     });
-    by.ticks.forEach(function (t) {
+    by.ticks.forEach(function (t, i) {
       el("line", { x1: pad, y1: Y(t), x2: W - pad, y2: Y(t) }, grid);
-      el("text", { x: pad - 4, y: Y(t) + 3, "text-anchor": "end" }, g, (yFormat || fmt)(t));
+      el("text", { x: pad - 4, y: Y(t) + 3, "text-anchor": "end" }, g, yFormat ? yFormat(t) : yText[i]);
     });
     svg.insertBefore(grid, svg.firstChild);
     el("text", { x: (W) / 2, y: H - 6, "text-anchor": "middle" }, g, xlabel);
@@ -403,17 +436,19 @@
     });
     var g = el("g", { class: "axis" }, svg), grid = el("g", { class: "grid" }, svg);
     el("line", { x1: padL, y1: H - padB, x2: W - padR, y2: H - padB }, g);
-    bx.ticks.forEach(function (t) {
-      el("text", { x: X(t), y: H - padB + 14, "text-anchor": "middle" }, g, fmt(t));
+    var xText = tickLabels(bx);
+    bx.ticks.forEach(function (t, i) {
+      el("text", { x: X(t), y: H - padB + 14, "text-anchor": "middle" }, g, xText[i]);
     });
     el("text", { x: (padL + W - padR) / 2, y: H - padB + 30, "text-anchor": "middle" }, g, chart.xlabel);
     Object.keys(sides).forEach(function (side) {
       var s = sides[side], x0 = side === "left" ? padL : W - padR;
       el("line", { x1: x0, y1: padT, x2: x0, y2: H - padB }, g);
-      s.b.ticks.forEach(function (t) {
+      var yText = tickLabels(s.b);
+      s.b.ticks.forEach(function (t, i) {
         if (side === "left") el("line", { x1: padL, y1: s.Y(t), x2: W - padR, y2: s.Y(t) }, grid);
         el("text", { x: side === "left" ? x0 - 4 : x0 + 4, y: s.Y(t) + 3,
-                     "text-anchor": side === "left" ? "end" : "start" }, g, fmt(t));
+                     "text-anchor": side === "left" ? "end" : "start" }, g, yText[i]);
       });
     });
     svg.insertBefore(grid, svg.firstChild);
@@ -495,6 +530,11 @@
   function init() {
     $("subtitle").textContent = D.subtitle;
     if (D.note) { show($("note")); $("note").textContent = D.note; }
+    if (D.warnings && D.warnings.length) {  // what the fit says against trusting it
+      var box = $("warnings");
+      show(box);
+      D.warnings.forEach(function (w) { html("li", {}, box, w); });
+    }
     $("map-title").textContent = isTree ? "The tree" : "Map of the " + unit + "s";
     $("map-note").textContent = D.map_note + " (click to select)";
     var picker = $("picker");
