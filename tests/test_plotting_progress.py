@@ -258,3 +258,18 @@ def test_tree_components_are_drawn_as_their_covariances():
             assert ellipse.width == pytest.approx(4 * np.sqrt(high))
             assert ellipse.height == pytest.approx(4 * np.sqrt(low))
         plt.close("all")
+
+
+@pytest.mark.parametrize("n_clusters,ylabel", [(3, "point-estimate cluster"),
+                                               (30, "items, in the same order")])
+def test_similarity_blocks_name_what_both_axes_count(n_clusters, ylabel):
+    """Up to 20 clusters both axes are ticked by cluster; beyond, by item: the labels say so
+    (the y label read "cluster" over item counts)."""
+    sizes = np.arange(1, n_clusters + 1)
+    fig = plotting.plot_similarity_blocks(np.eye(n_clusters), sizes)
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == ylabel
+    assert ax.get_xlabel() == f"items by point-estimate cluster ({sizes.sum():,})"
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert (ticks == [str(k) for k in range(n_clusters)]) == (n_clusters <= 20)
+    matplotlib.pyplot.close(fig)

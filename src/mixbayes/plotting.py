@@ -391,11 +391,12 @@ def plot_similarity_blocks(blocks, sizes, max_labelled=20):
     ax.set_ylim(edges[-1], 0)
     ax.set_aspect("equal")
     centres = 0.5 * (edges[:-1] + edges[1:])
-    if len(sizes) <= max_labelled:
+    labelled = len(sizes) <= max_labelled
+    if labelled:  # ticks name the clusters; beyond max_labelled they count the items
         ax.set_xticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
         ax.set_yticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
     ax.set_xlabel(f"items by point-estimate cluster ({int(edges[-1]):,})")
-    ax.set_ylabel("cluster")
+    ax.set_ylabel("point-estimate cluster" if labelled else "items, in the same order")
     ax.set_title("posterior similarity, mean per block", fontsize=10)
     fig.colorbar(mesh, ax=ax, label="P(two items share a cluster)")
     fig.tight_layout()
