@@ -481,3 +481,22 @@ def test_bad_word_filter_values_are_one_line_errors(tmp_path, capsys, flag, valu
         main(["cluster", str(path), flag, value, "--out", str(tmp_path / "o"), "-q"])
     assert stop.value.code == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_topics_read_the_labels_of_a_documents_csv(tmp_path, capsys):
+    """``topics`` takes ``--label-column`` as ``cluster`` does (it was an unrecognised
+    argument), and refuses it beside ``--labels``."""
+    lines = ["text,label"] + [f"{'rocket orbit launch fuel' if i % 2 else 'flour oven bread'} "
+                              f"{i},{'space' if i % 2 else 'baking'}" for i in range(30)]
+    (tmp_path / "docs.csv").write_text("\n".join(lines) + "\n")
+    status, out, err = _cli(capsys, "topics", str(tmp_path / "docs.csv"), "-k", "2",
+                            "--label-column", "label", "--out", str(tmp_path / "t"), "-q")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["settings"]["label_column"] == "label"
+    assert summary["scores"]["nmi"] == pytest.approx(1.0)
+    (tmp_path / "labels.txt").write_text("\n".join(["a"] * 30) + "\n")
+    status, _, err = _cli(capsys, "topics", str(tmp_path / "docs.csv"), "-k", "2",
+                          "--label-column", "label", "--labels", str(tmp_path / "labels.txt"),
+                          "--out", str(tmp_path / "u"), "-q")
+    _one_line_error(status, err, "--labels and --label-column")

@@ -130,6 +130,10 @@ def read_settings(parsed):
     else:
         settings.update(n_components=args.n_components, scan_all=args.scan_all,
                         coherence=args.coherence)
+        if args.label_column is not None:
+            if args.labels is not None:
+                raise ValueError("--labels and --label-column both give the labels; give one.")
+            settings["label_column"] = args.label_column
     if args.command == "cluster":
         if args.word_prior is not None and args.groups is not None:
             raise ValueError("--word-prior is for documents (the HDP's categorical kernel); the "

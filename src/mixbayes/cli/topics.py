@@ -33,6 +33,9 @@ def add_parser(sub):
                         help="fit every K of --select (default: stop after two decreases)")
     topics.add_argument("--labels", default=None, metavar="FILE",
                         help="one known label per document, to score each document's main topic")
+    topics.add_argument("--label-column", default=None, metavar="NAME",
+                        help="a documents CSV's column holding known labels (its header's name, "
+                        "or its number from 1), as --labels (default: none)")
     topics.add_argument("--coherence", choices=("umass", "npmi", "c_v"), default="umass",
                         help="topic coherence in topics.json and selection.csv, from document "
                         "co-occurrence of each topic's --top words (default: %(default)s)")
