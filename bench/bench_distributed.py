@@ -128,6 +128,11 @@ class Probe:
         self.ticks, self.loopback, self.global_steps = [], [], []
         self.served, self.served_at, self.pauses = served, [], []
 
+    def __getstate__(self):
+        # the engine ships the fit's closures to the workers, this probe (through the timed
+        # global step) among them; its ``served`` holds the client, which does not pickle
+        return {**self.__dict__, "served": None}
+
     def install(self, model):
         from contextlib import contextmanager
 
@@ -158,16 +163,20 @@ class Probe:
         if not hasattr(model, "_global_from_stats"):
             self.global_steps.append(float("nan"))  # the topic model's: not separated out
             return
-        global_step = model._global_from_stats
+        # wrapped on the class, not the instance: the engine ships the model to the workers,
+        # and a closure set on the instance cannot be pickled
+        cls = type(model)
+        global_step = cls.__dict__.get("_untimed_global_from_stats", cls._global_from_stats)
+        cls._untimed_global_from_stats = global_step
 
-        def timed(*args, **kwargs):
+        def timed(self, *args, **kwargs):
             start = time.perf_counter()
             try:
-                return global_step(*args, **kwargs)
+                return global_step(self, *args, **kwargs)
             finally:
                 probe.global_steps.append(time.perf_counter() - start)
 
-        model._global_from_stats = timed
+        cls._global_from_stats = timed
 
     def per_iteration(self):
         """Seconds, loopback bytes and bytes served by the workers per iteration after the
@@ -363,12 +372,16 @@ def scaling_model(rows, small, bandwidth):
     """Fit ``T(N, D) = c D / N + o + g + N (G + S) / B`` to the runs and say where 8 and 64
     machines pay (parallel efficiency T(1) / (N T(N)) of one half or more)."""
     one = next(r for r in rows if r["workers"] == 1)
-    g = one["global_seconds"]
+    # a cluster run's global step, where its probe did not capture it (NaN): the same step
+    # timed in process (the same K x p arrays on the client)
+    in_process = next((r["global_seconds"] for r in rows if not r["workers"]), float("nan"))
+    g, gs = (value if np.isfinite(value) else in_process
+             for value in (one["global_seconds"], small["global_seconds"]))
     # T1 = c D + o + g on one worker, Ts = c Ds / 2 + o + gs for the small run on two
     small_share = small["docs"] / small["workers"]
-    c = max((one["seconds"] - g) - (small["seconds"] - small["global_seconds"]), 1e-12) / max(
+    c = max((one["seconds"] - g) - (small["seconds"] - gs), 1e-12) / max(
         one["docs"] - small_share, 1)
-    overhead = max(small["seconds"] - small["global_seconds"] - c * small_share, 0.0)
+    overhead = max(small["seconds"] - gs - c * small_share, 0.0)
     G, S = one["globals"], one["stats"]
 
     def T(N, D):
