@@ -41,8 +41,14 @@ def load_uci(name):
         X = np.loadtxt(handle, ndmin=2)
     with gzip.open(os.path.join(DATA, "uci", f"{name}.labels0.gz"), "rt") as handle:
         y = np.loadtxt(handle, dtype=int)
+    return standardised(X), y
+
+
+def standardised(X):
+    """Columns centred and scaled to unit variance, constant ones dropped."""
+    X = np.asarray(X, dtype=float)
     X = X[:, X.std(axis=0) > 0]
-    return (X - X.mean(axis=0)) / X.std(axis=0), y
+    return (X - X.mean(axis=0)) / X.std(axis=0)
 
 
 def make(method, K, seed, max_iter=500, tol=1e-3):

@@ -60,7 +60,7 @@ from sklearn.cluster import AgglomerativeClustering
 
 import mixbayes as mb
 from _report import machine, markdown_table, write_section
-from bench_gmm import UCI, load_uci, seconds_per_iteration
+from bench_gmm import UCI, load_uci, seconds_per_iteration, standardised
 
 # --- settings, in one place -------------------------------------------------------------
 OURS = {}  # HierarchicalMixture keywords beyond depth and random_state: its defaults
@@ -208,13 +208,6 @@ def compile_ours():
 
 
 # --- the quality table -------------------------------------------------------------------
-def standardised(X):
-    """Columns centred and scaled to unit variance, constant ones dropped."""
-    X = np.asarray(X, dtype=float)
-    X = X[:, X.std(axis=0) > 0]
-    return (X - X.mean(axis=0)) / X.std(axis=0)
-
-
 def more_tables():
     """(name, X, classes) of ``MORE_TABLES`` and the digits; rows with a missing value are
     dropped (penguins: 2 of 344)."""

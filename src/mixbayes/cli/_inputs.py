@@ -58,7 +58,7 @@ def max_df_of(args, raw_text):
     """``--max-df``: as given, else half the documents for raw text (words in most of them say
     little about any cluster) and none dropped for count matrices (their maker chose the
     terms)."""
-    given = getattr(args, "max_df", None)
+    given = args.max_df
     return given if given is not None else (RAW_TEXT_MAX_DF if raw_text else 1.0)
 
 
@@ -120,7 +120,7 @@ def read_documents(args):
                                                  "documents"))
     stop_words = stop_words_of(args.stop_words, raw)
     max_df = max_df_of(args, raw)
-    max_features = getattr(args, "max_features", None)
+    max_features = args.max_features
     if stop_words is not None or args.min_df != 1 or max_df != 1.0 or max_features:
         corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df, max_df=max_df,
                                    max_features=max_features)

@@ -76,7 +76,9 @@ def depth_option(text):
     return "auto" if text == "auto" else positive_int(text)
 
 
-def min_df_option(text):
+def document_count_option(text):
+    """An argparse type for --min-df and --max-df: a count of documents (1 or more) or a
+    share in (0, 1]."""
     try:
         value = int(text)
     except ValueError:
@@ -100,10 +102,10 @@ def add_text_options(parser):
                         "one word per line (used instead of the English list; include those "
                         "words in it to drop both) (default: english for raw text - .txt, "
                         ".csv, a folder -, none for count matrices)")
-    parser.add_argument("--min-df", type=min_df_option, default=None, metavar="N",
+    parser.add_argument("--min-df", type=document_count_option, default=None, metavar="N",
                         help="drop terms used by fewer than N documents (or a share such as "
-                        "0.01) (default: 2 for raw text, 1 for count matrices)")
-    parser.add_argument("--max-df", type=min_df_option, default=None, metavar="N",
+                        "0.01) (default: 1)")
+    parser.add_argument("--max-df", type=document_count_option, default=None, metavar="N",
                         help="drop terms used by more than N documents (or a share such as "
                         "0.5) (default: 0.5 for raw text, 1.0 - none dropped - for count "
                         "matrices)")

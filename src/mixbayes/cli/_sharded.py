@@ -161,7 +161,7 @@ def _documents(args, sharded, parts):
     stop_words = stop_words_of(args.stop_words, False)  # counts, not raw text
     corpus, left_out = filtered(args.client, sharded, parts, labels, stop_words, args.min_df,
                                 name=args.input, max_df=max_df_of(args, False),
-                                max_features=getattr(args, "max_features", None))
+                                max_features=args.max_features)
     if corpus is None:
         raise empty_corpus_error(args.input)
     return corpus, stop_words, left_out
