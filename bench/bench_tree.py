@@ -395,18 +395,20 @@ def time_sweeps(n, seed=0, margin_weight=0.0):
     on ``n`` simulated points: a dict of
     seconds per sweep, the start's seconds, the fit's seconds and the components; or None
     and the MemoryError's text."""
-    from mixbayes.tree import _sampler
+    from mixbayes.tree import _sampler, _state
 
     X, _ = mb.datasets.make_tree_data(n, random_state=seed, **SCALING_DATA)
     try:
-        with memory_cap(), timed_calls(_sampler, ("sweep", "rcdll")) as seconds:
+        with memory_cap(), timed_calls(_sampler, ("sweep",)) as seconds, \
+                timed_calls(_state, ("rcdll",)) as scored:
             model, total = fit_ours(X, seed, depth=SCALING_DATA["depth"], n_iter=SCALING_SWEEPS,
                                     margin_weight=margin_weight)
+        seconds.update(scored)
     except MemoryError as error:
         return None, f"MemoryError ({error})" if str(error) else "MemoryError"
     if not len(seconds["sweep"]) == len(seconds["rcdll"]) == SCALING_SWEEPS:
-        raise RuntimeError("HierarchicalMixture.fit no longer calls mixbayes.tree._sampler's "
-                           "sweep and rcdll once per sweep: update time_sweeps' targets.")
+        raise RuntimeError("HierarchicalMixture.fit no longer calls mixbayes.tree's sweep "
+                           "and rcdll once per sweep: update time_sweeps' targets.")
     per_sweep = np.add(seconds["sweep"], seconds["rcdll"])
     return dict(n=n, per_sweep=float(np.median(per_sweep)), start=total - per_sweep.sum(),
                 total=total, components=model.n_components_, X=X), None

@@ -23,10 +23,10 @@ def tree_moves():
     import numpy as np
 
     import mixbayes as mb
-    from mixbayes.tree import _moves, _sampler
+    from mixbayes.tree import _moves, _sampler, _state
 
     X, _ = mb.datasets.make_tree_data(40, random_state=0)
-    data = _sampler.TreeData(X, 2, 1.0, 0.01, 0.1, 1.0, X.mean(axis=0), 10.0)
+    data = _state.TreeData(X, 2, 1.0, 0.01, 0.1, 1.0, X.mean(axis=0), 10.0)
     rng = np.random.default_rng(0)
     state = _sampler.initial_state(data, rng)
     for move in _sampler.RESTRUCTURING:

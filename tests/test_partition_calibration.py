@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import mixbayes as mb
-from mixbayes.tree import _sampler as tree_sampler
+from mixbayes.tree import _sampler as tree_sampler, _state as tree_state
 
 REPLICATES = 200
 
@@ -132,7 +132,7 @@ def _tree(seed, rng, observation_variance=1.0, path_concentration=1.0):
     X, truth = mb.datasets.make_tree_data(6, 2, "model", n_features=1, random_state=rng,
                                           **TREE_PRIOR)
     s = TREE_PRIOR
-    data = tree_sampler.TreeData(X, 2, s["top_concentration"], s["branch_concentration"],
+    data = tree_state.TreeData(X, 2, s["top_concentration"], s["branch_concentration"],
                                  path_concentration, observation_variance, np.zeros(1),
                                  s["mean_prior_variance"])
     chain = np.random.default_rng(seed)

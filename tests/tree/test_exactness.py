@@ -16,7 +16,8 @@ from mixbayes.datasets import make_tree_data
 from mixbayes.diagnostics import effective_sample_size
 from mixbayes.families.gaussian import scaled_prior
 from mixbayes.tree import _regularisation as reg
-from mixbayes.tree import _sampler
+from mixbayes.families import draws
+from mixbayes.tree import _sampler, _state, _steps
 
 P_FLOOR, Z_CEILING = 1e-3, 3.3
 
@@ -63,7 +64,7 @@ def test_geweke_joint_distribution(d, branch, path, moves, L):
     X, truth = make_tree_data(N, L, "model", n_features=d, random_state=rng, **settings)
 
     def tree_data(X):
-        return _sampler.TreeData(X, L, 1.0, branch, path, 1.0, np.zeros(d), 1.0)
+        return _state.TreeData(X, L, 1.0, branch, path, 1.0, np.zeros(d), 1.0)
 
     data = tree_data(X)
     state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
@@ -109,7 +110,7 @@ def test_geweke_with_unknown_covariances(covariance_type, d):
     family = scaled_prior(covariance_type, np.zeros(d), sigma2 * np.eye(d), s02)
 
     def tree_data(X):
-        return _sampler.TreeData(X, L, 1.0, 1.0, 1.0, sigma2, np.zeros(d), s02, family=family)
+        return _state.TreeData(X, L, 1.0, 1.0, 1.0, sigma2, np.zeros(d), s02, family=family)
 
     data = tree_data(X)
     state = _sampler.initial_state(data, rng, paths=truth.paths, comp=truth.components)
@@ -294,7 +295,7 @@ def test_tree_posterior_matches_enumeration(reference, covariance_type, moves, a
             return _log_marginal_normal_gamma(points, sigma2 / s02, 1.5, sigma2 / 2)
     exact = _exact_tree_posterior(X[:, 0], alpha, gamma0, gamma, sigma2, s02, log_marginal)
     assert len(exact) == 12 and abs(sum(exact.values()) - 1) < 1e-12
-    data = _sampler.TreeData(X, 2, gamma0, gamma, alpha, sigma2, np.zeros(1), s02,
+    data = _state.TreeData(X, 2, gamma0, gamma, alpha, sigma2, np.zeros(1), s02,
                              family=family)
     rng = np.random.default_rng(7)
     state = _sampler.initial_state(data, rng)
@@ -316,7 +317,7 @@ def test_prior_predictive_is_the_marginal_likelihood_of_one_point(covariance_typ
     X = rng.normal(size=(5, d)) * [1.0, 2.0, 0.5]
     family = scaled_prior(covariance_type, np.array([0.3, -0.2, 0.1]), np.diag([1.0, 3.0, 0.5]),
                           0.7)
-    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, family.mean_prior, 0.7, family=family)
+    data = _state.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, family.mean_prior, 0.7, family=family)
     one_hot = np.eye(5)
     single = family.log_marginal_likelihood(family.sufficient_statistics(family.prepare(X),
                                                                           one_hot))
@@ -340,7 +341,7 @@ def test_draw_given_one_point_is_the_conjugate_posterior(covariance_type, refere
     X = rng.normal(size=(4, d)) * [1.0, 2.0, 0.5]
     A = rng.standard_normal((d, d))
     family = scaled_prior(covariance_type, np.array([0.3, -0.2, 0.1]), A @ A.T + np.eye(d), 0.7)
-    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, family.mean_prior, 0.7, family=family)
+    data = _state.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, family.mean_prior, 0.7, family=family)
     kind, kappa0, dof0, scale0 = data.kernel_prior
     n = 2
     post = family.posterior(family.sufficient_statistics(family.prepare(X[n:n + 1]),
@@ -350,14 +351,14 @@ def test_draw_given_one_point_is_the_conjugate_posterior(covariance_type, refere
         state.ensure_components(state.K + 1)
         logw, logrest = state.logw.copy(), state.logrest.copy()
     else:
-        state = _sampler.TreeState(4, 2, d, covariance_type, comp_cap=1)
+        state = _state.TreeState(4, 2, d, covariance_type, comp_cap=1)
         loglik = np.zeros((4, 1))
         _kernels.seed(19)
     draws = 1500 if reference else 3000
     quad, precisions = [], []
     for t in range(draws):
         if reference:
-            k = _sampler._open_component(data, state, n, rng)
+            k = _steps._open_component(data, state, n, rng)
             state.K, state.logw[:], state.logrest[:] = k, logw, logrest  # undo the weights
         else:
             k = 0
@@ -420,7 +421,7 @@ def test_regraft_keeps_the_depth3_tree_posterior():
     exact = _exact_depth3_given_leaves(comp, alpha, gamma0, gamma)
     assert len(exact) == 60 and abs(sum(exact.values()) - 1) < 1e-12
     X = np.array([[-1.0], [-0.6], [1.2], [0.3]])
-    data = _sampler.TreeData(X, 3, gamma0, gamma, alpha, 0.5, np.zeros(1), 2.0)
+    data = _state.TreeData(X, 3, gamma0, gamma, alpha, 0.5, np.zeros(1), 2.0)
     rng = np.random.default_rng(21)
     state = _sampler.initial_state(data, rng, paths=np.array([[0, 0, m] for m in range(4)]),
                                    comp=comp)
@@ -489,11 +490,11 @@ def _small_tree():
 def test_kernel_slack_and_penalty_match_the_reference():
     """The kernel's slack of every point, and its change of the summed slack for a path move
     that opens a branch and empties another, against the reference (module
-    mixbayes.tree._regularisation and _sampler._penalty_change) on a random tree."""
+    mixbayes.tree._regularisation and _steps._penalty_change) on a random tree."""
     from mixbayes.tree import _kernels
 
     X, _ = make_tree_data(40, 2, "nested", branching=(3, 2), random_state=3)
-    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0, margin_weight=0.7,
+    data = _state.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0, margin_weight=0.7,
                              margin=0.5)
     rng = np.random.default_rng(15)
     paths = np.column_stack([np.arange(40) % 3, np.arange(40) % 6])
@@ -514,7 +515,7 @@ def test_kernel_slack_and_penalty_match_the_reference():
     state.eta[leaf] = rng.standard_normal(eta.shape[1])
     new = np.array([top, leaf])
     created, vacated = [leaf], [int(z) for z in old]
-    expected = _sampler._penalty_change(data, state, 0, old, new, created, vacated)
+    expected = _steps._penalty_change(data, state, 0, old, new, created, vacated)
     got = _kernels._penalty_change(0, old, new, np.array(created), 1, np.array(vacated), 2,
                                    state.paths, ext, state.parent, state.level, state.alive,
                                    state.eta, data.margin_weight, data.margin)
@@ -578,7 +579,7 @@ def test_zero_margin_weight_is_the_plain_chain(moves):
     chain bit for bit what it is with those steps switched off, with the per-point moves and
     with the restructuring moves too."""
     X, _ = make_tree_data(30, 2, "nested", branching=(2, 2), random_state=1)
-    data = _sampler.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0)
+    data = _state.TreeData(X, 2, 1.0, 1.0, 1.0, 1.0, X.mean(axis=0), 25.0)
     runs = []
     for regularised in (False, True):
         rng = np.random.default_rng(12)
@@ -603,10 +604,10 @@ def test_antoniak_table_counts():
     """Tables of n customers at concentration a: mean sum_i a/(a+i), i = 0..n-1."""
     rng = np.random.default_rng(14)
     n, a = 7, 0.8
-    tables = _sampler.antoniak(np.full(20000, n), a, rng)
+    tables = draws.antoniak(np.full(20000, n), a, rng)
     exact = sum(a / (a + i) for i in range(n))
     assert abs(tables.mean() - exact) < Z_CEILING * tables.std() / np.sqrt(tables.size)
-    assert _sampler.antoniak(np.array([0, 1]), a, rng).tolist() == [0, 1]
+    assert draws.antoniak(np.array([0, 1]), a, rng).tolist() == [0, 1]
 
 
 def test_hinge_kernel_matches_the_reference():

@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 import mixbayes as mb
-from mixbayes.tree import _moves, _sampler
+from mixbayes.tree import _moves, _sampler, _state
 
 
 def _starts(X, rng):
@@ -37,7 +37,7 @@ def test_the_chain_leaves_its_start():
     X = (X - X.mean(axis=0)) / np.sqrt(X.var(axis=0).mean())
     leaves = truth.paths[:, -1]
     within = np.mean([X[leaves == leaf].var(axis=0).mean() for leaf in np.unique(leaves)])
-    data = _sampler.TreeData(X, 2, 1.0, 0.01, 0.1, within, X.mean(axis=0), X.var(axis=0).mean())
+    data = _state.TreeData(X, 2, 1.0, 0.01, 0.1, within, X.mean(axis=0), X.var(axis=0).mean())
     rng = np.random.default_rng(3)
     for name, (paths, comp) in _starts(X, rng).items():
         for moves in (_sampler.MOVES, _sampler.PLAIN):
@@ -45,7 +45,7 @@ def test_the_chain_leaves_its_start():
             best, best_value = None, -np.inf
             for sweep in range(80 if moves == _sampler.MOVES else 10):
                 _sampler.sweep(data, state, rng, moves=moves)
-                value = _sampler.rcdll(data, state)
+                value = _state.rcdll(data, state)
                 if sweep >= 40 and value > best_value:
                     best, best_value = state.copy(), value
             best = best or state

@@ -2,7 +2,7 @@ r"""numba kernel of the tree sampler's per-point moves (steps 1 and 2 of
 :mod:`mixbayes.tree._sampler`): for every point, its component taken out, a path proposed from
 the nested CRP and accepted by Metropolis–Hastings, then its component drawn by Gibbs.
 
-The same maths as the readable reference (``_sampler.path_step_reference``), on plain arrays:
+The same maths as the readable reference (``_steps.path_step_reference``), on plain arrays:
 a node's children are the alive nodes whose parent it is (found by a scan, in index order), and
 the kernel stops with a status when it needs room for more nodes or components; the caller
 grows the arrays and calls again from the point it reached. Random draws come from numba's own

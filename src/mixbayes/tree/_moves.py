@@ -455,7 +455,7 @@ def component_split_merge(tries, X, paths, comp, comp_count, parent, level, aliv
 @njit(cache=True)
 def _log_ncrp(parent, count, alive, alpha):
     r""":math:`\log p_{\mathrm{nCRP}}(\mathbf V)` over the occupied nodes (see
-    :func:`mixbayes.tree._sampler.log_ncrp`)."""
+    :func:`mixbayes.tree._state.log_ncrp`)."""
     n_nodes = alive.shape[0]
     kids = np.zeros(n_nodes, dtype=np.int64)
     value = 0.0

@@ -24,7 +24,7 @@ from ..partition import kept_sweeps
 from ..families.gaussian import (GaussianFamily, KnownVarianceMarginal, column_variances,
                                   data_scale, scaled_prior)
 from . import _regularisation as reg
-from . import _sampler
+from . import _sampler, _state
 from ._linkage import tree_linkage
 from ._start import ward_start
 from ._tree import Tree, linkage_to_newick, simplify
@@ -208,7 +208,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         :class:`~mixbayes.families.gaussian.GaussianFamily` takes them.
     n_components_ : int
     trace_ : structured ndarray of shape (n_chains, n_iter)
-        Per sweep: ``rcdll`` (:func:`mixbayes.tree._sampler.rcdll`), ``n_components``,
+        Per sweep: ``rcdll`` (:func:`mixbayes.tree._state.rcdll`), ``n_components``,
         ``acceptance`` (share of path proposals accepted), ``nodes`` (occupied nodes per
         level, L values), and the share of proposals accepted of each restructuring move,
         ``split_merge``, ``components`` and ``regraft`` (NaN in a sweep without a proposal
@@ -334,7 +334,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             observation_variance = within if within > 0 else 0.1 * scale
         else:
             observation_variance = float(self.observation_variance)
-        data = _sampler.TreeData(
+        data = _state.TreeData(
             X, self.depth_, float(self.top_concentration), float(self.branch_concentration),
             float(self.path_concentration),
             observation_variance,
@@ -370,7 +370,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                     stats = dict.fromkeys(_sampler.RESTRUCTURING, np.nan)
                     rate = _sampler.sweep(data, state, rng, reg_rng, moves=moves,
                                           stats=stats)
-                    value = _sampler.rcdll(data, state)
+                    value = _state.rcdll(data, state)
                     trace[chain, sweep] = (value, state.K, rate, state.nodes_per_level(),
                                            *(stats[m] for m in _sampler.RESTRUCTURING))
                     if sweep >= burn_in and value > best_value:
@@ -601,10 +601,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             family = GaussianFamily(self.covariance_type, self.prior_mean_,
                                     self.mean_precision_prior_, self.degrees_of_freedom_prior_,
                                     self.covariance_prior_)
-        data = _sampler.TreeData(X, self.depth_, 1.0, 1.0, 1.0, self.observation_variance_,
+        data = _state.TreeData(X, self.depth_, 1.0, 1.0, 1.0, self.observation_variance_,
                                  self.prior_mean_, self.mean_prior_variance_, family=family)
         precisions = None if family is None else self.precisions_
-        loglik = np.hstack([_sampler.component_loglik(data, self.means_, precisions),
+        loglik = np.hstack([_state.component_loglik(data, self.means_, precisions),
                             data.log_predictive[:, None]])
         parent, count, level = self.state_parent_, self.state_count_, self.state_level_
         leaves = np.flatnonzero(level == self.depth_)
