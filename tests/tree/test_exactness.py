@@ -307,6 +307,26 @@ def test_tree_posterior_matches_enumeration(reference, covariance_type, moves, a
     assert chi_square_p(exact, counts, n) > P_FLOOR
 
 
+def test_the_plain_posterior_prefers_a_flat_tree_to_the_true_nesting():
+    """Why ``moves="path"`` is the default and the upper levels come from the start (issue
+    22): the BHMC posterior (C = 0) has no term that groups nearby leaves under one parent.
+    Four 1-D points in two well-separated pairs, one component each (sigma^2 = 0.1), the
+    default concentrations: by exact enumeration the flat tree (a parent per leaf) holds 0.83
+    of the posterior, the true nesting 1.8e-4, a wrong nesting (each pair split across the
+    parents) 6.7e-5 - the nesting is told from a wrong one only through components that
+    sibling leaves could share (here e^-10 apart), not by where the leaves lie."""
+    X = np.array([-11.0, -9.0, 9.0, 11.0])
+    exact = _exact_tree_posterior(X, alpha=0.1, gamma0=1.0, gamma=0.01, sigma2=0.1, s02=100.0)
+    singletons = (0, 1, 2, 3)
+    flat = exact[((0, 1, 2, 3), singletons)]
+    true = exact[((0, 0, 1, 1), singletons)]
+    wrong = exact[((0, 1, 0, 1), singletons)]
+    assert max(exact, key=exact.get) == ((0, 1, 2, 3), singletons)
+    assert flat == pytest.approx(0.8318, abs=1e-3)
+    assert true == pytest.approx(1.814e-4, rel=1e-2)
+    assert wrong == pytest.approx(6.739e-5, rel=1e-2)
+
+
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
 def test_prior_predictive_is_the_marginal_likelihood_of_one_point(covariance_type):
     """m(x_n) of a new component (the Student-t prior predictive of TreeData) against the
