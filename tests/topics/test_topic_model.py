@@ -27,7 +27,9 @@ def test_sqp_satisfies_kkt_and_matches_slsqp(seed, K):
     theta, words, counts = _random_document(rng, K)
     c = 1.0 / K
     w = rng.dirichlet(np.ones(K))
-    _kernels.solve_document(words, counts, theta, w, c, 1e-12, 200)
+    _, objective = _kernels.solve_document(words, counts, theta, w, c, 1e-12, 200,
+                                           _kernels.workspace(K, len(words)))
+    assert objective == _kernels.document_objective(words, counts, theta, w, c)
     # KKT: every gradient component equals the multiplier, which is m + Kc
     g, N = np.empty(K), np.empty((K, K))
     _kernels.document_derivatives(words, counts, theta, w, c, g, N, np.empty((K, len(words))))
@@ -47,13 +49,38 @@ def test_sqp_satisfies_kkt_and_matches_slsqp(seed, K):
     np.testing.assert_allclose(w, reference.x, atol=1e-5)
 
 
+def test_one_workspace_serves_documents_of_every_length():
+    """The solver's buffers are shared by the documents of a chunk: a document solved after
+    a longer one (stale buffers, active set left set) gets the weights a fresh workspace
+    gives, bit for bit."""
+    rng = np.random.default_rng(5)
+    K = 5
+    theta, words, counts = _random_document(rng, K)
+    shared = _kernels.workspace(K, len(words))
+    # one Newton step from the uniform start: the step ends on a bound, which joins the
+    # active set
+    _kernels.solve_document(words, counts, theta, np.full(K, 1.0 / K), 0.2, 1e-12, 1, shared)
+    assert shared[-1].any()  # the active set the next document must not inherit
+    short_words, short_counts = words[:3], counts[:3]
+    fresh, reused = np.full(K, 1.0 / K), np.full(K, 1.0 / K)
+    for steps in (1, 2, 200):  # part-way (where a stale active set shows) and converged
+        _kernels.solve_document(short_words, short_counts, theta, fresh, 0.2, 1e-12, steps,
+                                _kernels.workspace(K, 3))
+        _kernels.solve_document(short_words, short_counts, theta, reused, 0.2, 1e-12, steps,
+                                shared)
+        np.testing.assert_array_equal(reused, fresh)
+        _kernels.solve_document(words, counts, theta, np.full(K, 1.0 / K), 0.2, 1e-12, 1,
+                                shared)
+
+
 def test_sqp_handles_one_word_and_far_starts():
     rng = np.random.default_rng(3)
     theta, _, _ = _random_document(rng, 4)
     words, counts = np.array([5], dtype=np.int64), np.array([7.0])
     for start in (np.full(4, 0.25), np.array([1.0, 0, 0, 0]), np.array([1e-300, 1, 0, 0])):
         w = start.copy()
-        _kernels.solve_document(words, counts, theta, w, 0.25, 1e-12, 200)
+        _kernels.solve_document(words, counts, theta, w, 0.25, 1e-12, 200,
+                                _kernels.workspace(4, 1))
         expected = 0.25 / (7.0 + 1.0 - counts[0] * theta[5] / (w @ theta[5]))
         np.testing.assert_allclose(w, expected, rtol=1e-8)  # omega_k = c / (m + Kc - a_k)
 

@@ -135,12 +135,23 @@ def _cholesky_solve_two(N, free, n_free, L, y, z):
 
 
 @njit(cache=True)
-def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
+def workspace(K, max_words):
+    """The buffers of :func:`solve_document` for documents of at most ``max_words`` distinct
+    words: allocated once per chunk of documents, not once per document (a dozen small
+    allocations cost about as much as a Newton step on a short document)."""
+    return (np.empty(K), np.empty((K, K)), np.empty((K, max(max_words, 1))), np.empty((K, K)),
+            np.empty(K), np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int64),
+            np.zeros(K, dtype=np.bool_))
+
+
+@njit(cache=True)
+def solve_document(words, counts, theta_PK, w, c, tol, max_steps, work):
     """Conditional MAP weights of one document by active-set SQP, in place in ``w``.
 
     ``w`` on entry is the start (any non-negative vector; it is moved into the feasible set).
     Stops when a step changes the weights by less than ``tol`` in L1 norm or after
-    ``max_steps`` Newton steps; returns the number of steps taken.
+    ``max_steps`` Newton steps. ``work`` is a :func:`workspace` for at least the document's
+    words. Returns the number of steps taken and the objective :math:`l` at the result.
     """
     K = w.shape[0]
     m = 0.0
@@ -159,19 +170,11 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
     for k in range(K):  # a feasible start is only renormalised: a warm start stays where it is
         share = w[k] / total if total > 0.0 else 1.0 / K
         w[k] = share if feasible else lower + (1.0 - K * lower) * share
-    if K == 1:
-        return 0
-    g = np.empty(K)
-    N = np.empty((K, K))
-    scaled_KW = np.empty((K, words.shape[0]))
-    L = np.empty((K, K))
-    y = np.empty(K)
-    z = np.empty(K)
-    step = np.empty(K)
-    trial = np.empty(K)
-    free = np.empty(K, dtype=np.int64)
-    active = np.zeros(K, dtype=np.bool_)
     f = document_objective(words, counts, theta_PK, w, c)
+    if K == 1:
+        return 0, f
+    g, N, scaled_KW, L, y, z, step, trial, free, active = work
+    active[:] = False
     n_steps = 0
     while n_steps < max_steps:
         n_steps += 1
@@ -184,7 +187,7 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
                     y[n_free] = g[k]
                     n_free += 1
             if not _cholesky_solve_two(N, free, n_free, L, y, z):
-                return n_steps
+                return n_steps, f
             sy = 0.0
             sz = 0.0
             for a in range(n_free):
@@ -226,7 +229,7 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
             length *= 0.5
             blocking = -1
         if not improved:
-            return n_steps
+            return n_steps, f
         change = 0.0
         for k in range(K):
             change += abs(trial[k] - w[k])
@@ -236,7 +239,7 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps):
             active[blocking] = True
         if change < tol:
             break
-    return n_steps
+    return n_steps, f
 
 
 def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
@@ -251,20 +254,29 @@ def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, 
     """
     n = indptr.shape[0] - 1
     K = theta_PK.shape[1]
-    for i in prange(n):
-        lo, hi = indptr[i], indptr[i + 1]
-        words, counts = indices[lo:hi], data[lo:hi]
-        current = omega_NK[i]
-        positive = True
-        for k in range(K):
-            if not current[k] > 0.0:
-                positive = False
-        before = document_objective(words, counts, theta_PK, current, c) if positive else -np.inf
-        solution = start_NK[i]
-        steps_N[i] = solve_document(words, counts, theta_PK, solution, c, tol, max_steps)
-        if document_objective(words, counts, theta_PK, solution, c) >= before:
+    size = (n + _N_CHUNKS - 1) // _N_CHUNKS
+    for chunk in prange(_N_CHUNKS):
+        lo_doc, hi_doc = chunk * size, min((chunk + 1) * size, n)
+        longest = 0
+        for i in range(lo_doc, hi_doc):
+            longest = max(longest, indptr[i + 1] - indptr[i])
+        work = workspace(K, longest)
+        for i in range(lo_doc, hi_doc):
+            lo, hi = indptr[i], indptr[i + 1]
+            words, counts = indices[lo:hi], data[lo:hi]
+            current = omega_NK[i]
+            positive = True
             for k in range(K):
-                current[k] = solution[k]
+                if not current[k] > 0.0:
+                    positive = False
+            before = (document_objective(words, counts, theta_PK, current, c) if positive
+                      else -np.inf)
+            solution = start_NK[i]
+            steps_N[i], after = solve_document(words, counts, theta_PK, solution, c, tol,
+                                               max_steps, work)
+            if after >= before:
+                for k in range(K):
+                    current[k] = solution[k]
 
 
 def _em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
