@@ -132,7 +132,8 @@ def read_documents(args):
         from ..corpus import Corpus
 
         corpus = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep],
-                        None if corpus.labels is None else corpus.labels[keep])
+                        None if corpus.labels is None else corpus.labels[keep],
+                        corpus.preprocessing)
     return corpus, stop_words, int(left_out)
 
 
