@@ -407,7 +407,8 @@ def read_mtx(path):
     )
     ids_path = os.path.join(folder, "doc_ids.txt")
     doc_ids = read_list(ids_path) if os.path.isfile(ids_path) else None
-    return Corpus(check_counts(counts, "counts"), vocabulary, doc_ids)
+    return Corpus(check_counts(counts, "counts"), vocabulary, doc_ids,
+                  preprocessing=Preprocessing())  # counts read as given
 
 
 def read_uci(path):
@@ -437,7 +438,7 @@ def read_uci(path):
         (triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)) if nnz
         else ([], ([], [])), shape=(n_docs, n_words)
     )
-    return Corpus(counts, read_list(vocab_path))
+    return Corpus(counts, read_list(vocab_path), preprocessing=Preprocessing())
 
 
 def _read_folder(path, **options):

@@ -398,6 +398,24 @@ def read_sidecar(path, name, n, what):
     return values
 
 
+def read_vocabulary(path):
+    """:func:`mixbayes.persist.load_vocabulary` of the command's MODEL argument (None for a
+    file saved without one), its errors naming the model file."""
+    from ..persist import load_vocabulary
+
+    try:
+        return load_vocabulary(path)
+    except ValueError as exc:
+        raise _as_model_error(exc) from None
+
+
+def _as_model_error(exc):
+    message = str(exc)
+    if message.startswith("path: "):
+        return ValueError("model file: " + message[len("path: "):])
+    return exc
+
+
 def read_model(path):
     """:func:`mixbayes.load` of the command's MODEL argument, its errors naming the model file
     (``load`` names its own argument, ``path``, which the command line never shows)."""
@@ -406,7 +424,4 @@ def read_model(path):
     try:
         return load(path)
     except ValueError as exc:
-        message = str(exc)
-        if message.startswith("path: "):
-            raise ValueError("model file: " + message[len("path: "):]) from None
-        raise
+        raise _as_model_error(exc) from None
