@@ -204,8 +204,8 @@ class Vocabulary:
         unknown = ~known & ~stopped
         if found.size and not known.any() and per_term.sum():
             raise ValueError(f"none of the documents' {found.size} distinct words is among the "
-                             f"vocabulary's {self.terms.size} terms (e.g. {found[0]!r} against "
-                             f"{self.terms[0]!r}); were they read as the fitted documents were?")
+                             f"vocabulary's {self.terms.size} terms (e.g. {str(found[0])!r} against "
+                             f"{str(self.terms[0])!r}); were they read as the fitted documents were?")
         selector = sp.csr_matrix((np.ones(int(known.sum()), dtype=np.int64),
                                   (np.flatnonzero(known), columns[known])),
                                  shape=(found.size, self.terms.size))
