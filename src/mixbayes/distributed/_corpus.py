@@ -147,7 +147,7 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
         raise ValueError(f"input: doc_ids.txt beside {name or sharded.path!r} has {doc_ids.size} "
                          f"entries for {n} documents.")
     vocabulary = np.asarray(sharded.vocabulary, dtype=str)
-    done = None
+    done = Preprocessing()  # counts read as given (a docword or Matrix Market file)
     if stop_words is not None or min_df != 1 or max_df != 1.0 or max_features:
         frequency = tree_reduce(client, [client.submit(_document_frequency, part)
                                          for part in parts], total).result()
@@ -155,7 +155,7 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
         columns = scatter(client, np.flatnonzero(keep))
         parts = [client.submit(_select_terms, part, columns) for part in parts]
         vocabulary = vocabulary[keep]
-        done = Preprocessing().filtered(stop_words, min_df, max_df, max_features)
+        done = done.filtered(stop_words, min_df, max_df, max_features)
     empty = client.gather([client.submit(_empty_rows, part) for part in parts])
     starts = np.cumsum([0] + sizes[:-1])
     dropped = np.concatenate([rows + start for rows, start in zip(empty, starts)]
