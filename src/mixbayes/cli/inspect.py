@@ -96,9 +96,9 @@ def _reading(model, saved):
         names = ", ".join(saved.terms[:8]) + (", ..." if len(saved) > 8 else "")
         return [f"features: {names}"]
     if saved.preprocessing is None:
-        return [f"vocabulary: {plural(len(saved), 'term')} (saved; how they were read is not "
+        return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved; how they were read is not "
                 "known)"]
-    return [f"vocabulary: {plural(len(saved), 'term')} (saved), read as "
+    return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved), read as "
             f"{saved.preprocessing.describe()}"]
 
 

@@ -136,7 +136,7 @@ def _summary_lines(model, args, documents, notes, facts, assigned):
     unit = "document" if documents else "point"
     what = {"topics": "main topic", "tree": "leaf"}.get(model._report_kind[1], "cluster")
     lines = [f"note: {note}" for note in notes]
-    lines.append(f"{plural(len(assigned), unit)} assigned by the {type(model).__name__} of "
+    lines.append(f"{plural(len(assigned), unit, spec=',')} assigned by the {type(model).__name__} of "
                  f"{args.model}")
     if documents:
         lines.append(_words_line(facts))
@@ -154,13 +154,13 @@ def _words_line(facts):
     tokens, known = facts["tokens"], facts["known"]
     dropped = []
     if facts["stop"]:
-        dropped.append(plural(facts["stop"], "stop word"))
+        dropped.append(plural(facts["stop"], "stop word", spec=","))
     if facts["unknown"]:
         examples = ", ".join(facts["unknown_terms"][:5])
         more = ", ..." if len(facts["unknown_terms"]) > 5 else ""
-        dropped.append(f"{plural(facts['unknown'], 'word')} outside it ({examples}{more})")
+        dropped.append(f"{plural(facts['unknown'], 'word', spec=',')} outside it ({examples}{more})")
     line = (f"words: {known:,} of {tokens:,} in the model's vocabulary of "
-            f"{plural(facts['n_terms'], 'term')}")
+            f"{plural(facts['n_terms'], 'term', spec=',')}")
     return line + (f"; dropped {' and '.join(dropped)}" if dropped else "")
 
 
