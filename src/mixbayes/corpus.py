@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from ._formats import (_SIDE_FILES, allow_long_fields, check_announced_shape, count_file, label_count_message, read_label_file,
                        read_labels, read_list, read_text, sniff_delimiter, write_list)
 from ._validation import check_counts, check_file
+from .preprocessing import Preprocessing
 
 __all__ = ["Corpus", "read_corpus", "read_labels", "raw_text_options", "strip_headers"]
 
@@ -49,12 +50,18 @@ class Corpus:
     doc_ids : ndarray of str of shape (n_documents,)
     labels : ndarray of shape (n_documents,) or None
         Known classes, used only to evaluate clusterings.
+    preprocessing : Preprocessing or None
+        How text became the counts (:class:`mixbayes.preprocessing.Preprocessing`: the
+        tokenisation and the filters of the terms), filled in by :meth:`from_texts` and
+        :meth:`drop_terms`; :func:`mixbayes.save` stores it with the vocabulary. None for
+        counts made elsewhere and not filtered here.
     """
 
     counts: sp.csr_matrix
     vocabulary: np.ndarray
     doc_ids: np.ndarray = None
     labels: np.ndarray = None
+    preprocessing: Preprocessing = None
 
     def __post_init__(self):
         self.counts = check_counts(self.counts, "counts")
@@ -77,6 +84,9 @@ class Corpus:
                 raise ValueError(
                     f"labels has {self.labels.size} entries but the corpus has {n} documents."
                 )
+        if self.preprocessing is not None and not isinstance(self.preprocessing, Preprocessing):
+            raise TypeError(f"preprocessing must be a mixbayes.preprocessing.Preprocessing or "
+                            f"None; got {type(self.preprocessing).__name__}.")
 
     @property
     def n_documents(self):
@@ -118,7 +128,8 @@ class Corpus:
             counts = vectorizer.fit_transform(texts)
         except ValueError as exc:  # "empty vocabulary; perhaps the documents only contain stop words"
             raise ValueError(f"texts: {exc}") from None
-        return cls(counts, vectorizer.get_feature_names_out(), doc_ids, labels)
+        return cls(counts, vectorizer.get_feature_names_out(), doc_ids, labels,
+                   Preprocessing.of_vectorizer(vectorizer))
 
     def with_labels(self, labels):
         """Return a copy with ``labels`` (a sequence, or a file with one label per line)."""
@@ -127,7 +138,7 @@ class Corpus:
             if labels.shape != (self.n_documents,):
                 raise ValueError(label_count_message("labels", path, labels.size, header,
                                                      self.n_documents, "documents"))
-        return Corpus(self.counts, self.vocabulary, self.doc_ids, labels)
+        return Corpus(self.counts, self.vocabulary, self.doc_ids, labels, self.preprocessing)
 
     def drop_terms(self, stop_words=None, min_df=1, max_df=1.0, max_features=None):
         """Return a copy without the stop words, the terms of too few or too many documents,
@@ -155,8 +166,10 @@ class Corpus:
         keep = kept_terms(self.vocabulary, document_frequency, self.n_documents, stop_words,
                           min_df, max_df, max_features)
         columns = np.flatnonzero(keep)
+        done = (self.preprocessing or Preprocessing()).filtered(stop_words, min_df, max_df,
+                                                                max_features)
         return Corpus(self.counts[:, columns], self.vocabulary[columns], self.doc_ids,
-                      self.labels)
+                      self.labels, done)
 
     # ------------------------------------------------------------------ writing
     def write(self, path, format="mtx"):
@@ -350,7 +363,8 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
     if corpus.labels is None and os.path.isfile(beside):
         found_labels = read_labels(beside)
         if found_labels.shape == (corpus.n_documents,):
-            corpus = Corpus(corpus.counts, corpus.vocabulary, corpus.doc_ids, found_labels)
+            corpus = Corpus(corpus.counts, corpus.vocabulary, corpus.doc_ids, found_labels,
+                            corpus.preprocessing)
     return corpus
 
 
@@ -393,7 +407,8 @@ def read_mtx(path):
     )
     ids_path = os.path.join(folder, "doc_ids.txt")
     doc_ids = read_list(ids_path) if os.path.isfile(ids_path) else None
-    return Corpus(check_counts(counts, "counts"), vocabulary, doc_ids)
+    return Corpus(check_counts(counts, "counts"), vocabulary, doc_ids,
+                  preprocessing=Preprocessing())  # counts read as given
 
 
 def read_uci(path):
@@ -423,7 +438,7 @@ def read_uci(path):
         (triples[:, 2], (triples[:, 0] - 1, triples[:, 1] - 1)) if nnz
         else ([], ([], [])), shape=(n_docs, n_words)
     )
-    return Corpus(counts, read_list(vocab_path))
+    return Corpus(counts, read_list(vocab_path), preprocessing=Preprocessing())
 
 
 def _read_folder(path, **options):
@@ -453,4 +468,6 @@ def _read_csv(path, text_column, id_column, label_column, **options):
     texts = [row[text_column] or "" for row in rows]
     ids = [row[id_column] for row in rows] if id_column else None
     labels = [row[label_column] for row in rows] if label_column else None
-    return Corpus.from_texts(texts, doc_ids=ids, labels=labels, **options)
+    corpus = Corpus.from_texts(texts, doc_ids=ids, labels=labels, **options)
+    corpus.preprocessing = corpus.preprocessing.with_text_column(text_column)
+    return corpus

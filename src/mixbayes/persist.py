@@ -2,7 +2,11 @@
 
 The file holds every fitted array under its attribute name and a ``__meta__`` entry, a JSON
 string with the class name, the constructor parameters, scalar fitted attributes and the
-mixbayes version. Writing goes to a temporary file in the same folder, flushed and fsynced,
+mixbayes version. When :func:`save` is given the vocabulary (the corpus the model was fitted
+on), the file also holds its terms (``__vocabulary__``, strings) and, in the metadata, how text
+became them (``preprocessing``); :func:`load_vocabulary` reads them back. Such a file is of
+format 2 (older mixbayes versions say to upgrade); a file without a vocabulary stays format 1,
+and format-1 files load as they always did. Writing goes to a temporary file in the same folder, flushed and fsynced,
 then renamed over the target, so a reader never sees a half-written file. Loading only
 instantiates classes registered here and never unpickles.
 """
@@ -14,9 +18,10 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "load_vocabulary"]
 
-_FORMAT = 1
+_FORMAT = 2  # the newest format read: 1 a model, 2 a model with its vocabulary
+_VOCABULARY = "__vocabulary__"  # the entry of the terms (never a fitted attribute's name)
 
 
 def _registry():
@@ -45,17 +50,34 @@ def _json_value(value):
     raise TypeError(f"cannot store {type(value).__name__} as JSON")
 
 
-def save(model, path):
-    """Write a fitted model to ``path`` (``.npz`` is appended when missing).
+def save(model, path, vocabulary=None):
+    """Write a fitted model to ``path`` (``.npz`` is appended when missing), with its
+    vocabulary when given.
 
     A model fitted on a dask cluster is saved as an in-process fit is: its per-document
     results (``labels_``, ``doc_topic_``, dask arrays on the workers) are computed into the
     file.
 
+    Parameters
+    ----------
+    model : a fitted mixbayes estimator
+    path : str or os.PathLike
+    vocabulary : Corpus, Vocabulary or sequence of str, default=None
+        The names of the model's features, one per feature: the corpus the model was fitted
+        on (its terms and how its text became them, :attr:`mixbayes.Corpus.preprocessing`,
+        are stored), a :class:`mixbayes.vocabulary.Vocabulary`, or the terms alone (for a
+        model of points: its columns' names). Reports and ``mixbayes inspect`` then name the
+        terms, and ``mixbayes predict`` reads new documents as the fitted ones were read.
+
     Returns
     -------
     str
         The path written.
+
+    Raises
+    ------
+    ValueError
+        When ``vocabulary`` does not name every feature of the model.
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -64,6 +86,7 @@ def save(model, path):
         raise TypeError(f"model: cannot save an object of type {name}; supported: "
                         f"{sorted(_registry())}.")
     check_is_fitted(model)
+    vocabulary = _vocabulary_of(vocabulary, model)
     path = os.fspath(path)
     if not path.endswith(".npz"):
         path += ".npz"
@@ -89,11 +112,32 @@ def save(model, path):
             scalars[key] = _json_value(value)
     from . import __version__
 
-    meta = dict(format=_FORMAT, cls=name, version=__version__,
+    meta = dict(format=1, cls=name, version=__version__,
                 params={k: _json_value(v) for k, v in params.items()}, scalars=scalars)
+    if vocabulary is not None:
+        arrays[_VOCABULARY] = vocabulary.terms
+        meta.update(format=2, preprocessing=None if vocabulary.preprocessing is None
+                    else vocabulary.preprocessing.to_dict())
     write_atomically(path, lambda handle: np.savez_compressed(
         handle, __meta__=np.asarray(json.dumps(meta)), **arrays))
     return path
+
+
+def _vocabulary_of(vocabulary, model):
+    """``save``'s ``vocabulary`` as a :class:`~mixbayes.vocabulary.Vocabulary` (or None),
+    checked against the model's features."""
+    from .vocabulary import Vocabulary
+
+    if vocabulary is None:
+        return None
+    if not isinstance(vocabulary, Vocabulary):
+        vocabulary = (Vocabulary.of(vocabulary) if hasattr(vocabulary, "vocabulary")
+                      else Vocabulary(vocabulary))
+    p = getattr(model, "n_features_in_", None)
+    if p is not None and len(vocabulary) != p:
+        raise ValueError(f"vocabulary: it names {len(vocabulary)} features but the "
+                         f"{type(model).__name__} was fitted to {p}.")
+    return vocabulary
 
 
 def umask():
@@ -154,14 +198,8 @@ def load(path):
         raise ValueError(f"path: {path!r} is a folder, not a model saved by mixbayes (a .npz "
                          "file such as model.npz in it).")
     meta, arrays = _read(path)
-    version = meta.get("format")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise _fail(path, f"unknown format {version!r}")
-    if version > _FORMAT:
-        raise ValueError(
-            f"path: {path!r} was written by a newer mixbayes (format {version}); this version "
-            f"reads format {_FORMAT} — upgrade mixbayes to load it."
-        )
+    _check_format(path, meta)
+    vocabulary = _stored_vocabulary(path, meta, arrays)
     name = meta.get("cls")
     if not isinstance(name, str) or name not in _registry():
         raise _fail(path, f"unknown model class {name!r}; known: {sorted(_registry())}")
@@ -181,6 +219,9 @@ def load(path):
         if schema.check_params is not None:
             schema.check_params()  # the options outside the rules
         _check_fitted(model, scalars, arrays, schema)
+        if vocabulary is not None and vocabulary.size != scalars.get("n_features_in_"):
+            raise ValueError(f"its vocabulary names {vocabulary.size} terms, its model "
+                             f"{scalars.get('n_features_in_')} features")
     except (TypeError, ValueError) as exc:
         raise _fail(path, _one_line(exc)) from None
     for key, value in {**scalars, **arrays}.items():
@@ -190,6 +231,75 @@ def load(path):
     except Exception as exc:  # noqa: BLE001 - whatever breaks, the file is refused
         raise _fail(path, f"the stored {name} does not work: {_one_line(exc)}") from None
     return model
+
+
+def load_vocabulary(path):
+    """The vocabulary saved with the model of ``path`` (see :func:`save`), or None when the
+    file holds none (a model saved without it, or by mixbayes before format 2).
+
+    Only the vocabulary and the metadata are checked here (:func:`load` checks the model).
+
+    Returns
+    -------
+    mixbayes.vocabulary.Vocabulary or None
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path``, as :func:`load` raises it.
+    """
+    from ._validation import check_file
+    from .preprocessing import Preprocessing
+    from .vocabulary import Vocabulary
+
+    if isinstance(path, (str, os.PathLike)) and not os.path.exists(path) and os.path.isfile(
+            os.fspath(path) + ".npz"):
+        path = os.fspath(path) + ".npz"
+    path = check_file(path, "path")
+    meta, arrays = _read(path)
+    _check_format(path, meta)
+    terms = _stored_vocabulary(path, meta, arrays)
+    if terms is None:
+        return None
+    scalars = meta.get("scalars")
+    if isinstance(scalars, dict) and terms.size != scalars.get("n_features_in_"):
+        raise _fail(path, f"its vocabulary names {terms.size} terms, its model "
+                          f"{scalars.get('n_features_in_')} features")
+    raw = meta.get("preprocessing")
+    try:
+        preprocessing = None if raw is None else Preprocessing.from_dict(raw)
+    except ValueError as exc:
+        raise _fail(path, _one_line(exc)) from None
+    return Vocabulary(terms, preprocessing)
+
+
+def _check_format(path, meta):
+    version = meta.get("format")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _fail(path, f"unknown format {version!r}")
+    if version > _FORMAT:
+        raise ValueError(
+            f"path: {path!r} was written by a newer mixbayes (format {version}); this version "
+            f"reads formats 1 to {_FORMAT} — upgrade mixbayes to load it."
+        )
+
+
+def _stored_vocabulary(path, meta, arrays):
+    """The terms stored in ``arrays`` (taken out of them), checked; None when there are
+    none."""
+    terms = arrays.pop(_VOCABULARY, None)
+    if terms is None:
+        if "preprocessing" in meta:
+            raise _fail(path, "its metadata has a preprocessing but no vocabulary")
+        return None
+    if meta.get("format", 1) < 2:
+        raise _fail(path, "a vocabulary in a format-1 file")
+    if terms.dtype.kind != "U" or terms.ndim != 1 or terms.size == 0:
+        raise _fail(path, f"its vocabulary has dtype {terms.dtype} and shape {terms.shape}; "
+                          "expected strings, one per feature")
+    if not isinstance(meta.get("preprocessing"), (dict, type(None))):
+        raise _fail(path, "its preprocessing is not a JSON object")
+    return terms
 
 
 def _fail(path, reason):

@@ -86,7 +86,7 @@ def test_bad_files_are_one_clear_error(capsys, saved, tmp_path):
     with np.load(paths["dmm"]) as data:
         arrays = {k: data[k] for k in data.files}
     meta = json.loads(str(arrays["__meta__"]))
-    for change, fragment in [(dict(format=2), "written by a newer mixbayes (format 2)"),
+    for change, fragment in [(dict(format=3), "written by a newer mixbayes (format 3)"),
                              (dict(cls="Tree"), "unknown model class 'Tree'")]:
         arrays["__meta__"] = np.asarray(json.dumps({**meta, **change}))
         other = tmp_path / "other.npz"

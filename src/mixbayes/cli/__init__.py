@@ -11,6 +11,7 @@
     mixbayes cluster POINTS --model hdp --groups FILE
     mixbayes topics INPUT (-k K | --select 2:30) [--labels FILE] [--seed N]
                   [--scheduler ADDRESS | --workers N]
+    mixbayes predict MODEL.npz INPUT [--out DIR | -o FILE] [--text-column NAME]
     mixbayes inspect MODEL.npz [--vocabulary FILE]
     mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]
 
@@ -21,7 +22,7 @@ run that fails leaves ``--out`` as it was.
 
 Here: :func:`main` and the table of commands, each looked up when run. Each command is one
 module declaring its options and its run (:mod:`.demo`, :mod:`.cluster` with a module per
-model, :mod:`.topics`, :mod:`.inspect`, :mod:`.report`); they share the parser's pieces
+model, :mod:`.topics`, :mod:`.predict`, :mod:`.inspect`, :mod:`.report`); they share the parser's pieces
 (:mod:`._parser`), the settings built once from the parsed options (:mod:`._settings`), the
 fitting commands' ceremony (:mod:`._fitting`), the readers (:mod:`._inputs`), the writers
 (:mod:`._outputs`) and the dask cluster of ``--scheduler``/``--workers`` (:mod:`._dask`).
@@ -37,7 +38,7 @@ import warnings
 
 # the commands, in the order --help lists them: name -> the module that declares and runs it
 COMMANDS = {"demo": ".demo", "cluster": ".cluster", "topics": ".topics",
-            "inspect": ".inspect", "report": ".report"}
+            "predict": ".predict", "inspect": ".inspect", "report": ".report"}
 
 
 def build_parser():

@@ -132,7 +132,8 @@ def read_documents(args):
         from ..corpus import Corpus
 
         corpus = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep],
-                        None if corpus.labels is None else corpus.labels[keep])
+                        None if corpus.labels is None else corpus.labels[keep],
+                        corpus.preprocessing)
     return corpus, stop_words, int(left_out)
 
 
@@ -149,7 +150,7 @@ def empty_corpus_error(path):
                       "and rare terms).")
 
 
-def read_points(path, label_column=None, drop_columns=()):
+def read_points(path, label_column=None, drop_columns=(), min_points=2):
     """Points from a ``.npy`` file or a delimited table of numbers.
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
@@ -163,6 +164,7 @@ def read_points(path, label_column=None, drop_columns=()):
     after them when ``label_column`` is given: an (n, d) float array with no missing,
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
+    Fewer than ``min_points`` points are refused (clustering needs 2; a prediction 1).
     """
     from .._formats import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
     from .._validation import check_file
@@ -174,7 +176,7 @@ def read_points(path, label_column=None, drop_columns=()):
         if label_column is not None or drop_columns:
             flag = "--label-column" if label_column is not None else "--drop-column"
             raise ValueError(f"{flag} names a column of a table; {path!r} is an array (.npy).")
-        return _two_points(_points_from_npy(path), path), None, []
+        return _two_points(_points_from_npy(path), path, min_points), None, []
     tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
     if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
         raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
@@ -257,7 +259,7 @@ def read_points(path, label_column=None, drop_columns=()):
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
-    result = (_two_points(values, path), None if header is None else _unique_names(header),
+    result = (_two_points(values, path, min_points), None if header is None else _unique_names(header),
               notes)
     return result if label_column is None else result + (labels,)
 
@@ -309,10 +311,10 @@ def _as_labels(values):
         return np.asarray(values, dtype=str)
 
 
-def _two_points(X, path):
+def _two_points(X, path, minimum=2):
     """``X``, refused with the file named when it holds a single point (no model clusters
-    one: the priors are scaled by the points' spread)."""
-    if X.shape[0] < 2:
+    one: the priors are scaled by the points' spread) and ``minimum`` is 2."""
+    if X.shape[0] < minimum:
         raise ValueError(f"input: {path!r} holds a single point; clustering needs at least 2.")
     return X
 
@@ -397,6 +399,24 @@ def read_sidecar(path, name, n, what):
     return values
 
 
+def read_vocabulary(path):
+    """:func:`mixbayes.persist.load_vocabulary` of the command's MODEL argument (None for a
+    file saved without one), its errors naming the model file."""
+    from ..persist import load_vocabulary
+
+    try:
+        return load_vocabulary(path)
+    except ValueError as exc:
+        raise _as_model_error(exc) from None
+
+
+def _as_model_error(exc):
+    message = str(exc)
+    if message.startswith("path: "):
+        return ValueError("model file: " + message[len("path: "):])
+    return exc
+
+
 def read_model(path):
     """:func:`mixbayes.load` of the command's MODEL argument, its errors naming the model file
     (``load`` names its own argument, ``path``, which the command line never shows)."""
@@ -405,7 +425,4 @@ def read_model(path):
     try:
         return load(path)
     except ValueError as exc:
-        message = str(exc)
-        if message.startswith("path: "):
-            raise ValueError("model file: " + message[len("path: "):]) from None
-        raise
+        raise _as_model_error(exc) from None

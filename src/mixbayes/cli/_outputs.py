@@ -16,7 +16,8 @@ from ..persist import umask
 # every file some run writes: what --force may replace in a folder used before
 OUTPUT_FILES = ("assignments.csv", "clusters.json", "topics.json", "doc_topics.csv",
                 "model.npz", "summary.json", "selection.csv", "trace.csv", "convergence.png",
-                "top_words.png", "selection.png", "scatter.png", "trace.png", "report.html")
+                "top_words.png", "selection.png", "scatter.png", "trace.png", "report.html",
+                "predictions.csv")
 SHOWN = 20  # clusters or topics printed; the rest are in the JSON file
 
 

@@ -1,8 +1,9 @@
 """``mixbayes inspect``: what a saved model file is, in a few lines.
 
 Kind, settings, size, fitted figures (K, the ELBO or log posterior, iterations, convergence)
-and the top terms of every component or topic (at most :data:`SHOWN`). A model file stores no
-vocabulary, so terms are column numbers unless ``--vocabulary FILE`` names them. A file that
+and the top terms of every component or topic (at most :data:`SHOWN`), named by the vocabulary
+saved with the model (``cluster`` and ``topics`` save it; ``--vocabulary FILE`` names them
+instead), else column numbers, with a note; and how the text became counts. A file that
 is not a mixbayes model, or was written by a newer mixbayes, is refused by
 :func:`mixbayes.load` with its one-line error.
 """
@@ -37,8 +38,8 @@ def add_parser(sub):
                          "mixbayes.save")
     inspect.add_argument("--vocabulary", default=None, metavar="FILE",
                          help="one term per line (e.g. the corpus's vocab.txt), to name the "
-                         "top terms (default: column numbers; a model file stores no "
-                         "vocabulary)")
+                         "top terms (default: the vocabulary saved with the model; column "
+                         "numbers for a file saved without one)")
     inspect.add_argument("--top", type=positive_int, default=10, metavar="N",
                          help="top terms shown per cluster or topic (default: %(default)s)")
     return inspect
@@ -53,23 +54,27 @@ def run(parsed, stream):
 def run_inspect(args, stream):
     """Print the summary of ``args.model`` to ``stream``; returns the exit status."""
     from .._formats import read_list
-    from ._inputs import read_model
+    from ._inputs import read_model, read_vocabulary
 
     model = read_model(args.model)
-    vocabulary = None
+    saved = read_vocabulary(args.model)
+    vocabulary = None if saved is None else saved.terms
     if args.vocabulary is not None:
         vocabulary = read_list(args.vocabulary, "--vocabulary")
         if len(vocabulary) != model.n_features_in_:
             raise ValueError(f"--vocabulary: {args.vocabulary!r} lists "
                              f"{plural(len(vocabulary), 'term')} but the model has "
                              f"{model.n_features_in_}.")
-    for line in describe(model, args.model, vocabulary, args.top):
+    given = "--vocabulary" if args.vocabulary is not None else None
+    for line in describe(model, args.model, vocabulary, args.top, saved, given):
         print(line, file=stream)
     return 0
 
 
-def describe(model, path, vocabulary=None, top=10):
-    """The lines :func:`run_inspect` prints."""
+def describe(model, path, vocabulary=None, top=10, saved=None, given=None):
+    """The lines :func:`run_inspect` prints: ``vocabulary`` names the terms (``given``: the
+    flag it came from, None when it is the one ``saved`` with the model, a
+    :class:`~mixbayes.vocabulary.Vocabulary`)."""
     name = type(model).__name__
     kind, unit = _KINDS[name]
     meta = _meta(path)
@@ -77,8 +82,24 @@ def describe(model, path, vocabulary=None, top=10):
              f"(file format {meta.get('format', '?')})",
              "settings: " + _settings(model)]
     lines += _figures(model, name, unit)
-    lines += _top_terms(model, name, unit, vocabulary, top)
+    lines += _reading(model, saved)
+    lines += _top_terms(model, name, unit, vocabulary, top, given)
     return lines
+
+
+def _reading(model, saved):
+    """What the file says about the features: how text became the terms, or the points'
+    column names."""
+    if saved is None:
+        return []
+    if getattr(model, "_report_kind", ("",))[0] != "terms":
+        names = ", ".join(saved.terms[:8]) + (", ..." if len(saved) > 8 else "")
+        return [f"features: {names}"]
+    if saved.preprocessing is None:
+        return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved; how they were read is not "
+                "known)"]
+    return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved), read as "
+            f"{saved.preprocessing.describe()}"]
 
 
 def _meta(path):
@@ -156,7 +177,7 @@ def _figures(model, name, unit):
             f"{_converged(model.converged_)}"]
 
 
-def _top_terms(model, name, unit, vocabulary, top):
+def _top_terms(model, name, unit, vocabulary, top, given=None):
     if name == "HierarchicalMixture":
         sizes = model.node_size_
         order = [z for z in np.argsort(-sizes, kind="stable") if z != 0]
@@ -185,9 +206,10 @@ def _top_terms(model, name, unit, vocabulary, top):
     else:
         share = model.weights_
         notes = [f"weight {v:.3f}" for v in share]
-    header = "top terms by probability" + ("" if vocabulary is not None else
-                                           " (column numbers: the file stores no vocabulary; "
-                                           "--vocabulary FILE names them)") + ":"
+    header = "top terms by probability" + (
+        f" (named by {given})" if given and vocabulary is not None else
+        "" if vocabulary is not None else " (column numbers: the file stores no vocabulary; "
+        "--vocabulary FILE names them)") + ":"
     order = np.argsort(-share, kind="stable")
     lines = [header] + [f"  {unit} {k} ({notes[k]}): "
                         f"{' '.join(str(w) for w in words[k])}" for k in order[:SHOWN]]

@@ -1,9 +1,12 @@
 """``mixbayes report`` (and ``--report`` on ``cluster`` and ``topics``): the interactive HTML
 report of a fitted model, one self-contained file (see :mod:`mixbayes.report`).
 
-``mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]`` reads the model, and the
-documents or points it was fitted to when ``--corpus`` names them (read as ``cluster`` and
-``topics`` read them, with the same ``--stop-words``, ``--min-df`` and ``--text-column``); a
+``mixbayes report MODEL.npz [--corpus INPUT] [--out report.html]`` reads the model with the
+vocabulary saved with it (which names the terms), and the documents or points it was fitted to
+when ``--corpus`` names them: read as the saved preprocessing says (matched to the saved terms),
+or, for a file saved without one or when ``--stop-words``, ``--min-df``, ``--max-df``,
+``--max-features`` or ``--text-column`` is given, as ``cluster`` and ``topics`` read them with
+those options. A model of words with no vocabulary at all gets a warning (on the page too). A
 ``selection.csv`` beside the model (written by ``--select``) draws the choice of K.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import sys
 
 from .._validation import plural
 from ._parser import add_text_options
@@ -31,8 +35,9 @@ def add_parser(sub):
                         "mixbayes.save")
     report.add_argument("--corpus", default=None, metavar="INPUT",
                         help="the documents or points the model was fitted to, in any format "
-                        "cluster and topics read: names the terms, adds example documents, "
-                        "draws the points (default: none; terms are then column numbers)")
+                        "cluster and topics read (as the model file says they were read): adds "
+                        "example documents, draws the points, names the terms of a file saved "
+                        "without its vocabulary (default: none)")
     report.add_argument("--out", default="report.html", metavar="FILE",
                         help="the HTML file to write (default: %(default)s)")
     report.add_argument("--force", action="store_true",
@@ -53,9 +58,11 @@ def run(parsed, stream):
 
 def run_report(args, stream):
     """The ``report`` command; returns the exit status."""
-    from ._inputs import read_model
+    from ..report import NO_VOCABULARY
+    from ._inputs import read_model, read_vocabulary
 
     model = read_model(args.model)
+    saved = read_vocabulary(args.model)
     target = args.out
     if os.path.isdir(target):
         raise ValueError(f"--out: {target!r} is a folder; name the report's file, e.g. "
@@ -64,8 +71,14 @@ def run_report(args, stream):
         raise ValueError(f"--out: {target!r} already exists; choose another name, or pass "
                          "--force to replace it.")
     data, options = None, {}
+    words = _is_of_words(model)
     if args.corpus is not None:
-        data, options = _read_data(model, args)
+        data, options = _read_data(model, args, saved)
+    elif words and saved is not None:
+        options["vocabulary"] = saved.terms
+    elif words:
+        print(f"warning: {NO_VOCABULARY.replace('mixbayes report --corpus INPUT', '--corpus INPUT')}",
+              file=sys.stderr)
     selection, note = _selection_beside(args.model, model)
     if selection is not None:
         options["selection"] = selection
@@ -106,25 +119,36 @@ def _write(model, path, data, options):
         raise ValueError(message) from None
 
 
-def _read_data(model, args):
-    """The documents or points of ``--corpus``, read as the fitting command read them."""
+def _is_of_words(model):
+    return getattr(model, "_report_kind", ("",))[0] == "terms"
+
+
+_TEXT_FLAGS = ("text_column", "stop_words", "min_df", "max_df", "max_features")
+
+
+def _read_data(model, args, saved=None):
+    """The documents or points of ``--corpus``: read as the ``saved`` vocabulary's
+    preprocessing says when it says (and no text option is given), else as the fitting command
+    read them with the options given."""
     import argparse
 
     from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
 
     name = type(model).__name__
-    documents = getattr(model, "_report_kind", ("",))[0] == "terms"  # a model of words
+    documents = _is_of_words(model)
     if documents and args.corpus.endswith(".npy"):
         raise ValueError(f"--corpus: {args.corpus!r} holds points, but a {name} was fitted to "
                          "documents; give the documents it was fitted to.")
     if documents and args.drop_column:
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
     if not documents:
-        for flag in ("text_column", "stop_words", "min_df", "max_df", "max_features"):
+        for flag in _TEXT_FLAGS:
             if getattr(args, flag) is not None:
                 raise ValueError(f"--{flag.replace('_', '-')} is for documents; a {name} was "
                                  "fitted to points.")
     try:
+        if documents and _as_saved(saved, args):
+            return _saved_reading(saved, args.corpus), {}
         if documents:
             settings = argparse.Namespace(input=args.corpus, labels=None,
                                           text_column=args.text_column or "text",
@@ -150,6 +174,34 @@ def _read_data(model, args):
         if not documents and "points are read from" in message:
             message += f" (a {name} was fitted to points)"
         raise ValueError(message) from None
+
+
+def _as_saved(saved, args):
+    """Whether ``--corpus`` is read as the saved preprocessing says: there is one, it can be
+    repeated, and no text option asks for another reading."""
+    if saved is None or saved.preprocessing is None or saved.preprocessing.unsaved:
+        return False
+    return all(getattr(args, flag) is None for flag in _TEXT_FLAGS)
+
+
+def _saved_reading(saved, path):
+    """The documents of ``path`` on the saved terms, without those left empty (as the fit left
+    them out: on its own terms a document is empty exactly when the fit's filters emptied
+    it)."""
+    import numpy as np
+
+    from ..corpus import Corpus
+    from ._inputs import as_input_error
+
+    if not os.path.exists(path):
+        raise ValueError(f"input: no file named {path!r}.")
+    try:
+        corpus = saved.read(path).corpus
+    except (ValueError, OSError) as exc:
+        raise as_input_error(exc) from None
+    keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
+    return Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep], None,
+                  corpus.preprocessing)
 
 
 def _selection_beside(model_path, model):

@@ -105,7 +105,7 @@ def run_topics(args, settings, out, verbose, stream):
                ([doc] + [f"{v:.6g}" for v in row] + [int(main_topic[i])]
                 + ([known[i]] if known is not None else [])
                 for i, (doc, row) in enumerate(zip(corpus.doc_ids, model.doc_topic_))))
-    save(model, out.file("model.npz"))
+    save(model, out.file("model.npz"), vocabulary=corpus)
     write_run_report(args, out, model, corpus, selection=selection)
 
     print(f"{plural(corpus.n_documents, 'document')} x {plural(corpus.n_terms, 'term')} -> "

@@ -77,6 +77,8 @@ class ClusterCorpus:
     labels : ndarray or None
     notes : list of str
         What the reading did that the user should know.
+    preprocessing : mixbayes.preprocessing.Preprocessing or None
+        The filters applied to the terms (as :class:`mixbayes.Corpus` records them).
     """
 
     client: object
@@ -86,6 +88,7 @@ class ClusterCorpus:
     doc_ids: np.ndarray
     labels: np.ndarray = None
     notes: list = field(default_factory=list)
+    preprocessing: object = None
 
     @property
     def n_documents(self):
@@ -134,6 +137,7 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
     client learns their row numbers). ``name``: the input's, in messages (default: its path).
     Returns ``(ClusterCorpus, n_left_out)``; the corpus is None when every document is empty."""
     from ..corpus import kept_terms
+    from ..preprocessing import Preprocessing
 
     n = sharded.counts.shape[0]
     sizes = [int(size) for size in sharded.counts.chunks[0] if size]
@@ -143,6 +147,7 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
         raise ValueError(f"input: doc_ids.txt beside {name or sharded.path!r} has {doc_ids.size} "
                          f"entries for {n} documents.")
     vocabulary = np.asarray(sharded.vocabulary, dtype=str)
+    done = Preprocessing()  # counts read as given (a docword or Matrix Market file)
     if stop_words is not None or min_df != 1 or max_df != 1.0 or max_features:
         frequency = tree_reduce(client, [client.submit(_document_frequency, part)
                                          for part in parts], total).result()
@@ -150,6 +155,7 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
         columns = scatter(client, np.flatnonzero(keep))
         parts = [client.submit(_select_terms, part, columns) for part in parts]
         vocabulary = vocabulary[keep]
+        done = done.filtered(stop_words, min_df, max_df, max_features)
     empty = client.gather([client.submit(_empty_rows, part) for part in parts])
     starts = np.cumsum([0] + sizes[:-1])
     dropped = np.concatenate([rows + start for rows, start in zip(empty, starts)]
@@ -162,5 +168,6 @@ def filtered(client, sharded, parts, labels=None, stop_words=None, min_df=1, nam
     documents[dropped] = False
     corpus = ClusterCorpus(client, [part for part, _ in kept], [size for _, size in kept],
                            vocabulary, doc_ids[documents],
-                           None if labels is None else np.asarray(labels)[documents])
+                           None if labels is None else np.asarray(labels)[documents],
+                           preprocessing=done)
     return corpus, int(dropped.size)

@@ -43,6 +43,12 @@ def principal_plane(X):
     return plane(X)
 
 
+NO_VOCABULARY = ("no vocabulary: the terms are shown by their column numbers (term 0, term 1, "
+                 "...); give the corpus the model was fitted to (mixbayes report --corpus "
+                 "INPUT), or save the model with its vocabulary (mixbayes.save(model, path, "
+                 "vocabulary=corpus), as mixbayes cluster and topics do)")
+
+
 def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=None,
                  feature_names=None, title=None, rows=None):
     """The report of a fitted model as one HTML page (a string).
@@ -62,7 +68,9 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
         The result (or its ``table``) of :func:`~mixbayes.select_n_topics` or
         :func:`~mixbayes.select_n_clusters` that chose the model's K: its curve is drawn.
     vocabulary : sequence of str, default=None
-        The terms' names, when ``data`` is not a Corpus (default: ``term 0``, ``term 1``, ...).
+        The terms' names, when ``data`` is not a Corpus (e.g. the vocabulary saved with the
+        model, :func:`mixbayes.persist.load_vocabulary`); without one the terms are ``term
+        0``, ``term 1``, ... and the page's warnings say so.
     doc_ids : sequence of str, default=None
         The documents' names, when ``data`` is not a Corpus (default: their row numbers).
     feature_names : sequence of str, default=None
@@ -106,6 +114,8 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
     from ._warnings import convergence_warnings
 
     payload["warnings"] = convergence_warnings(model)
+    if kind == "terms" and vocabulary is None:
+        payload["warnings"].append(NO_VOCABULARY)
     names = doc_ids if kind == "terms" else None
     partition = _extract.partition_payload(model, names)
     if partition is not None:

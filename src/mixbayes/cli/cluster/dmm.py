@@ -55,7 +55,7 @@ def run(args, settings, out, verbose, stream, start):
                      top_words=words[k], top_words_by_lift=lifts[k])
                 for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
-    save(model, out.file("model.npz"))
+    save(model, out.file("model.npz"), vocabulary=corpus)
     write_run_report(args, out, model, corpus, selection=selection)
     summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
                    n_components=int(model.n_components), elbo=float(model.elbo_),

@@ -45,7 +45,7 @@ def run(args, settings, out, verbose, stream, start):
     clusters = [dict(cluster=k, size=int(sizes[k]), weight=float(model.weights_[k]),
                      mean=named_mean(model.means_[k], names)) for k in range(model.n_components)]
     write_json(out.file("clusters.json"), clusters)
-    save(model, out.file("model.npz"))
+    save(model, out.file("model.npz"), vocabulary=names)
     write_run_report(args, out, model, X, feature_names=names)
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_effective_components=model.n_effective_components_,

@@ -43,8 +43,9 @@ def _hdp_summary(model, settings, **sizes):
     return dict(settings=settings, **sizes, n_clusters=int(model.n_components_))
 
 
-def _write_hdp_trace(out, model, nmi_trace):
-    """trace.csv and trace.png (clusters, tables, log joint and NMI per sweep) and model.npz."""
+def _write_hdp_trace(out, model, nmi_trace, vocabulary):
+    """trace.csv and trace.png (clusters, tables, log joint and NMI per sweep) and model.npz
+    (with the ``vocabulary``: the corpus's, or the points' column names)."""
     from ... import plotting
     from ...persist import save
 
@@ -59,7 +60,7 @@ def _write_hdp_trace(out, model, nmi_trace):
     write_rows(out.file("trace.csv"), header + (["nmi"] if nmi_trace else []), rows)
     save_figure(plotting.plot_hdp_trace(model, np.asarray(nmi_trace) if nmi_trace else None),
                 out.file("trace.png"))
-    save(model, out.file("model.npz"))
+    save(model, out.file("model.npz"), vocabulary=vocabulary)
 
 
 def _print_hdp_header(model, what, args, elapsed, stream):
@@ -92,7 +93,7 @@ def _run_hdp_points(args, settings, out, verbose, stream, start):
     clusters = [dict(cluster=k, size=int(sizes[k]),
                      mean=named_mean(model.components_[k], names)) for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
-    _write_hdp_trace(out, model, nmi_trace)
+    _write_hdp_trace(out, model, nmi_trace, names)
     write_run_report(args, out, model, X, feature_names=names)
     summary = _hdp_summary(model, settings, n_points=int(X.shape[0]),
                            n_features=int(X.shape[1]), features=feature_names(names, X.shape[1]),
@@ -152,7 +153,7 @@ def _run_documents(args, settings, out, verbose, stream, start):
                      top_words=words[k], top_words_by_lift=lifts[k])
                 for k in range(model.n_components_)]
     write_json(out.file("clusters.json"), clusters)
-    _write_hdp_trace(out, model, nmi_trace)
+    _write_hdp_trace(out, model, nmi_trace, corpus)
     write_run_report(args, out, model, corpus)
     summary = _hdp_summary(model, settings, n_documents=int(X.shape[0]),
                            n_terms=int(X.shape[1]), n_tokens=int(X.sum()))

@@ -53,7 +53,7 @@ def run(args, settings, out, verbose, stream, start):
         [chain, sweep + 1, f"{entry['rcdll']:.6f}", int(entry["n_components"]),
          f"{entry['acceptance']:.4f}"] + [int(v) for v in entry["nodes"]]
         for chain, row in enumerate(model.trace_) for sweep, entry in enumerate(row)))
-    save(model, out.file("model.npz"))
+    save(model, out.file("model.npz"), vocabulary=names)
     write_run_report(args, out, model, X, feature_names=names)
     children = [tree.children(z) for z in range(tree.n_nodes)]
     leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
