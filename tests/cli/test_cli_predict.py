@@ -12,7 +12,7 @@ import pytest
 
 import mixbayes as mb
 from mixbayes.corpus import raw_text_options
-from tests._support.cli import run
+from _support.cli import run
 
 TRAIN = [
     "The heart pumps blood; patients with heart disease and blood pressure.",
