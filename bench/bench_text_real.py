@@ -226,8 +226,12 @@ not yet the fastest: 2.4x scikit-learn's online LDA and about tomotopy's 500 swe
 tomotopy's topics are more coherent (NPMI 0.320 against 0.265); the goal (at most the fastest
 peer's time, ll/word and NPMI at least the best peer's) is not met: what remains is the cost of an
 iteration, not the stopping rule. **Short texts** (tweet K = 89, googlenews_t K = 152): the DMM
-has the best NMI and ARI of all (0.875 and 0.892); the HDP's defaults open 22 and 21 clusters for
-89 and 152 classes (NMI 0.62 and 0.54), the issue's fourth point, not yet addressed. The topic
+has the best NMI and ARI of all (0.875 and 0.892). The HDP's new defaults (issue 25: word prior
+0.03, Gamma priors on both concentrations, moves "all"; `bench/hdp_defaults.py`) open 119 and 80
+clusters for 89 and 152 classes (NMI 0.789 and 0.753; the old defaults 22 and 21, NMI 0.62 and
+0.54): tweet within 1.5x of its classes, googlenews_t not, and NMI short of 0.8 on both; they cost
+about 460 and 550 ms a sweep at load 7 against tomotopy's HDP 6 and 22 ms (500 sweeps), 25-75x,
+far from the 2x goal (section "HDP defaults on short texts" says where the time goes). The topic
 model is not in the short-text rows of this run: with K = 89 on tweet's 17k words an earlier run of
 this script took 251 s (206 iterations; held-out ll/word -5.930, the best, NPMI 0.117; tomotopy
 7.9 s, -5.937, 0.087), and K = 152 on googlenews_t did not finish in 15 minutes: with many topics

@@ -207,9 +207,14 @@ def load(path):
     params, scalars = meta.get("params"), meta.get("scalars")
     if not isinstance(params, dict) or not isinstance(scalars, dict):
         raise _fail(path, "params and scalars must be JSON objects")
-    unknown = sorted(set(params) - set(cls().get_params(deep=False)))
+    defaults = cls().get_params(deep=False)
+    unknown = sorted(set(params) - set(defaults))
     if unknown:
         raise _fail(path, f"{name} has no parameter(s) {unknown}")
+    # JSON has no tuples: a parameter whose default is a tuple (the HDP's Gamma priors) comes
+    # back as one, so that the loaded model's parameters equal the saved one's
+    params = {k: tuple(v) if isinstance(v, list) and isinstance(defaults[k], tuple) else v
+              for k, v in params.items()}
     model = cls(**params)
     try:
         from ._validation import validate_params

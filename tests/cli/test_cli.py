@@ -165,7 +165,7 @@ def test_hdp_points_end_to_end(tmp_path):
     (tmp_path / "labels.txt").write_text("\n".join(str(v) for v in truth) + "\n")
     result = _run("cluster", "points.csv", "--model", "hdp", "--groups", "groups.txt",
                   "--labels", "labels.txt", "--n-iter", "20", "--alpha0-prior", "1", "1",
-                  "--out", "out", "-q", cwd=tmp_path)
+                  "--gamma0", "1", "--out", "out", "-q", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
     _assert_written(out, ("assignments.csv", "clusters.json", "trace.csv", "trace.png",
@@ -177,11 +177,12 @@ def test_hdp_points_end_to_end(tmp_path):
     rows = (out / "assignments.csv").read_text().splitlines()
     assert rows[0] == "id,group,cluster,label" and rows[1].startswith("0,site0,")
     trace = np.genfromtxt(out / "trace.csv", delimiter=",", names=True)
-    assert trace.size == 20 and np.all(trace["gamma0"] == 1.0)  # fixed: no prior given
+    assert trace.size == 20 and np.all(trace["gamma0"] == 1.0)  # fixed: --gamma0, no prior
     assert np.ptp(trace["alpha0"]) > 0  # resampled every sweep under its Gamma(1, 1) prior
     assert summary["settings"]["alpha0_prior"] == [1.0, 1.0]
     assert summary["settings"]["alpha0_posterior_mean"] > 0
     assert "gamma0_posterior_mean" not in summary["settings"]
+    assert summary["settings"]["gamma0_prior"] is None
     assert mb.load(out / "model.npz").n_components_ == summary["n_clusters"]
     (tmp_path / "short.txt").write_text("a\nb\n")
     bad = _run("cluster", "points.csv", "--model", "hdp", "--groups", "short.txt", cwd=tmp_path)

@@ -136,7 +136,8 @@ def test_fit_recovers_the_concentrations_that_simulated_the_data():
 
 def test_fixed_concentrations_are_traced_as_constants():
     corpus, _ = mb.datasets.make_hdp_data(8, 20, n_words=10, random_state=0)
-    model = mb.HDPMixture(top_concentration=2.5, group_concentration=0.7, n_iter=6,
+    model = mb.HDPMixture(top_concentration=2.5, group_concentration=0.7,
+                          top_concentration_prior=None, group_concentration_prior=None, n_iter=6,
                           random_state=0).fit(corpus.counts)
     assert np.all(model.trace_["top_concentration"] == 2.5)
     assert np.all(model.trace_["group_concentration"] == 0.7)

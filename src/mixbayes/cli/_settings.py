@@ -9,6 +9,9 @@ from typing import NamedTuple
 
 from . import _dask
 
+# the HDP's Gamma priors on its concentrations, as in Python (one default each)
+DEFAULT_TOP_PRIOR, DEFAULT_GROUP_PRIOR = (1.0, 0.1), (1.0, 1.0)
+
 # option dest -> (flag users typed, models it applies to, default once it applies)
 _CLUSTER_OPTIONS = {
     "n_components": ("-k", ("dmm", "gmm"), 10),
@@ -25,8 +28,8 @@ _CLUSTER_OPTIONS = {
     "margin_weight": ("--margin-weight", ("tree",), 0.0),
     "gamma0": ("--gamma0", ("hdp",), 1.0),
     "alpha0": ("--alpha0", ("hdp",), 1.0),
-    "gamma0_prior": ("--gamma0-prior", ("hdp",), None),
-    "alpha0_prior": ("--alpha0-prior", ("hdp",), None),
+    "gamma0_prior": ("--gamma0-prior", ("hdp",), DEFAULT_TOP_PRIOR),
+    "alpha0_prior": ("--alpha0-prior", ("hdp",), DEFAULT_GROUP_PRIOR),
     "groups": ("--groups", ("hdp",), None),
     "uncertainty": ("--uncertainty", ("dmm", "gmm", "hdp", "tree"), False),
 }
@@ -135,6 +138,12 @@ def read_settings(parsed):
                 raise ValueError("--labels and --label-column both give the labels; give one.")
             settings["label_column"] = args.label_column
     if args.command == "cluster":
+        for name in ("gamma0", "alpha0"):
+            # --gamma0 (--alpha0) alone fixes the concentration; with its prior it is the start
+            if name not in defaulted and name + "_prior" in defaulted:
+                values[name + "_prior"] = None
+                if name + "_prior" in settings:
+                    settings[name + "_prior"] = None
         if args.word_prior is not None and args.groups is not None:
             raise ValueError("--word-prior is for documents (the HDP's categorical kernel); the "
                              "input of --model hdp --groups is points.")

@@ -65,7 +65,11 @@ def draw_atoms(data, dish_of, K, rng):
         # log-Dirichlet via Gamma(a) = Gamma(a + 1) U^(1/a): no underflow for tiny a
         log_gamma = (np.log(rng.standard_gamma(shape + 1.0))
                      + np.log(rng.random(shape.shape)) / shape)
-        return log_gamma - np.logaddexp.reduce(log_gamma, axis=1, keepdims=True)
+        # normalised in log space by the row maximum (one exp per entry, not logaddexp's
+        # log and exp per entry)
+        top = log_gamma.max(axis=1, keepdims=True)
+        log_gamma -= top
+        return log_gamma - np.log(np.exp(log_gamma).sum(axis=1, keepdims=True))
     X = data.points
     n = np.bincount(dish_of, minlength=K).astype(float)
     sums = np.zeros((K, X.shape[1]))

@@ -353,21 +353,56 @@ def _remove_from_stats(kernel, stats, k, i, row, points):
 
 
 @njit(cache=True, inline="always")
-def _table_predictive_log(kernel, stats, k, members, size, row_of, points, prior_mean, settings):
-    """Log joint predictive of a table's customers under dish k (added one by one, removed
-    again)."""
+def _table_predictive_log(kernel, stats, k, members, size, row_of, points, prior_mean, settings,
+                          repeats):
+    """Log joint predictive of a table's customers under dish k (as if added one by one).
+
+    Categorical: the product of :math:`(c_{kw} + a + r)/(c_k + Wa + s)` over the customers in
+    order, :math:`r` the earlier customers of the same word (``repeats``) and :math:`s` the
+    earlier customers, read without writing the statistics. Gaussian: the customers are added
+    to ``stats`` one by one and removed again."""
     if size == 1:  # most tables: no bookkeeping needed
         i = members[0]
         return _predictive_log(kernel, stats, k, i, row_of[i], points, prior_mean, settings)
     total = 0.0
-    for a in range(size):
-        i = members[a]
+    if kernel == 0:
+        a = settings[0]
+        W = stats.shape[1] - 1
+        base = stats[k, W] + W * a
+        for s in range(size):
+            total += math.log((stats[k, row_of[members[s]]] + repeats[s] + a) / (base + s))
+        return total
+    for s in range(size):
+        i = members[s]
         total += _predictive_log(kernel, stats, k, i, row_of[i], points, prior_mean, settings)
         _add_to_stats(kernel, stats, k, i, row_of[i], points)
-    for a in range(size):
-        i = members[a]
+    for s in range(size):
+        i = members[s]
         _remove_from_stats(kernel, stats, k, i, row_of[i], points)
     return total
+
+
+@njit(cache=True, inline="always")
+def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, repeats, size,
+                            row_of, a, products, logs):
+    """``logs[c]``: the log joint predictive of a table's tokens ``block`` under dish
+    ``candidates[c]`` (``_table_predictive_log``'s categorical product), the dishes in the inner
+    loop over the word-major counts (``word_major[W]`` the dishes' totals); products of up to 16 ratios (each at least
+    :math:`a/(n + Wa)`) between logarithms, so none underflows."""
+    W = stats.shape[1] - 1
+    for c in range(n_candidates):
+        logs[c] = 0.0
+        products[c] = 1.0
+    for s in range(size):
+        counts_of_word = word_major[row_of[block[s]]]
+        extra = repeats[s] + a
+        for c in range(n_candidates):
+            k = candidates[c]
+            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + s)
+        if s % 16 == 15 or s == size - 1:
+            for c in range(n_candidates):
+                logs[c] += math.log(products[c])
+                products[c] = 1.0
 
 
 @njit(cache=True)
@@ -380,15 +415,25 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
         P(k_{jt} = k \mid \beta, \text{other tables}) \propto \beta_k\,
         p(y_{jt} \mid \text{other customers of dish } k),
 
-    over the instantiated dishes and the unbroken tail (all of whose dishes are empty, so they
-    share the prior predictive; the one chosen is found by breaking further prior sticks).
+    over the instantiated dishes and the unbroken tail. Every dish nobody else eats (an empty
+    instantiated one, or any in the tail) has the prior predictive, so they are one candidate
+    of weight :math:`(\sum_{k\ \text{empty}}\beta_k + \text{tail})\,p_\text{new}(y_{jt})`; when
+    it is chosen, the dish is an empty instantiated one with probability proportional to its
+    :math:`\beta_k`, or one in the tail, found by breaking further prior sticks.
     Tables are visited one after another (serial). ``stats`` holds every dish's sufficient
     statistics, rows from ``n_dishes`` on zero (one more row than ``beta``); both grow when new
     dishes need room. Returns ``beta, stats, n_dishes, tail``.
     """
     np.random.seed(seed)
     J = group_ptr.shape[0] - 1
+    last = stats.shape[1] - 1  # the token (point) count of every dish
     logs = np.empty(beta.shape[0] + 1)
+    candidates = np.empty(beta.shape[0] + 1, dtype=np.int64)
+    products = np.empty(beta.shape[0] + 1)
+    # categorical: the word counts and totals word-major too, so that one word's counts under
+    # every dish are contiguous (the dish loop below reads them for every customer)
+    word_major = (np.ascontiguousarray(stats.T) if kernel == 0
+                  else np.zeros((1, stats.shape[0])))
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
         size = end - start
@@ -402,54 +447,107 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
         for t in range(n_slots):
             fill[t + 1] += fill[t]
         members = np.empty(size, dtype=np.int64)
+        repeats = np.zeros(size)
         cursor = fill[:-1].copy()
         for i in range(start, end):
             t = table_of[i]
             members[cursor[t]] = i
             cursor[t] += 1
+        if kernel == 0:  # earlier customers of the same word at the same table
+            for t in range(n_slots):
+                for s in range(fill[t], fill[t + 1]):
+                    for q in range(fill[t], s):
+                        if row_of[members[q]] == row_of[members[s]]:
+                            repeats[s] += 1.0
         for t in range(n_slots):
             count = fill[t + 1] - fill[t]
             if count == 0:
                 continue
             block = members[fill[t]:fill[t + 1]]
+            block_repeats = repeats[fill[t]:fill[t + 1]]
             old = table_dish[j, t]
-            for a in range(count):
-                _remove_from_stats(kernel, stats, old, block[a], row_of[block[a]], points)
+            for s in range(count):
+                _remove_from_stats(kernel, stats, old, block[s], row_of[block[s]], points)
+                if kernel == 0:
+                    word_major[row_of[block[s]], old] -= 1.0
+                    word_major[last, old] -= 1.0
+            n_candidates = 0
+            empty_mass = 0.0
             for k in range(n_dishes):
-                logs[k] = math.log(beta[k]) + _table_predictive_log(
-                    kernel, stats, k, block, count, row_of, points, prior_mean, settings) \
-                    if beta[k] > 0.0 else -np.inf
-            # the tail: empty dishes, all with the prior predictive (statistics row n_dishes
-            # is kept at zero for this)
-            logs[n_dishes] = math.log(tail) + _table_predictive_log(
-                kernel, stats, n_dishes, block, count, row_of, points, prior_mean, settings)
-            k = _draw_from_logs(logs, n_dishes + 1, np.random.random())
-            if k == n_dishes:
-                # which tail dish: break prior sticks until the cumulative mass passes a
-                # uniform point of the tail
-                target = np.random.random() * tail
+                if beta[k] <= 0.0:
+                    continue
+                if stats[k, last] == 0.0:
+                    empty_mass += beta[k]
+                    continue
+                candidates[n_candidates] = k
+                n_candidates += 1
+            if kernel == 0:
+                _block_logs_categorical(stats, word_major, candidates, n_candidates, block,
+                                        block_repeats, count, row_of, settings[0], products,
+                                        logs)
+                for c in range(n_candidates):
+                    logs[c] += math.log(beta[candidates[c]])
+            else:
+                for c in range(n_candidates):
+                    k = candidates[c]
+                    logs[c] = math.log(beta[k]) + _table_predictive_log(
+                        kernel, stats, k, block, count, row_of, points, prior_mean, settings,
+                        block_repeats)
+            # every dish nobody else eats: the prior predictive (statistics row n_dishes is
+            # kept at zero for this)
+            logs[n_candidates] = math.log(empty_mass + tail) + _table_predictive_log(
+                kernel, stats, n_dishes, block, count, row_of, points, prior_mean, settings,
+                block_repeats)
+            c = _draw_from_logs(logs, n_candidates + 1, np.random.random())
+            if c < n_candidates:
+                k = candidates[c]
+            else:
+                # which empty dish: an instantiated one by its weight, else one in the tail
+                target = np.random.random() * (empty_mass + tail)
+                k = -1
                 running = 0.0
-                while True:
-                    if n_dishes + 1 >= beta.shape[0]:
-                        # room for more dishes: copies twice the size (rows beyond stay zero)
-                        bigger = np.zeros(2 * beta.shape[0])
-                        bigger[: beta.shape[0]] = beta
-                        beta = bigger
-                        more = np.zeros((2 * stats.shape[0], stats.shape[1]))
-                        more[: stats.shape[0]] = stats
-                        stats = more
-                        logs = np.empty(beta.shape[0] + 1)  # scratch: nothing to keep
-                    stick = np.random.beta(1.0, gamma0)
-                    beta[n_dishes] = tail * stick
-                    tail *= 1.0 - stick
-                    running += beta[n_dishes]
-                    n_dishes += 1
-                    if running > target:
-                        break
-                k = n_dishes - 1
+                for d in range(n_dishes):
+                    if beta[d] > 0.0 and stats[d, last] == 0.0:
+                        running += beta[d]
+                        if target < running:
+                            k = d
+                            break
+                if k < 0:
+                    # in the tail: break prior sticks until the cumulative mass passes a
+                    # uniform point of it
+                    target = np.random.random() * tail
+                    running = 0.0
+                    while True:
+                        if n_dishes + 1 >= beta.shape[0]:
+                            # room for more dishes: copies twice the size (rows beyond stay
+                            # zero)
+                            bigger = np.zeros(2 * beta.shape[0])
+                            bigger[: beta.shape[0]] = beta
+                            beta = bigger
+                            more = np.zeros((2 * stats.shape[0], stats.shape[1]))
+                            more[: stats.shape[0]] = stats
+                            stats = more
+                            logs = np.empty(beta.shape[0] + 1)  # scratch: nothing to keep
+                            candidates = np.empty(beta.shape[0] + 1, dtype=np.int64)
+                            products = np.empty(beta.shape[0] + 1)
+                            if kernel == 0:
+                                wider = np.zeros((word_major.shape[0], stats.shape[0]))
+                                wider[:, : word_major.shape[1]] = word_major
+                                word_major = wider
+                        stick = np.random.beta(1.0, gamma0)
+                        beta[n_dishes] = tail * stick
+                        tail *= 1.0 - stick
+                        running += beta[n_dishes]
+                        n_dishes += 1
+                        if running > target:
+                            break
+                    k = n_dishes - 1
             table_dish[j, t] = k
-            for a in range(count):
-                _add_to_stats(kernel, stats, k, block[a], row_of[block[a]], points)
+            for s in range(count):
+                _add_to_stats(kernel, stats, k, block[s], row_of[block[s]], points)
+                if kernel == 0:
+                    word_major[row_of[block[s]], k] += 1.0
+                    word_major[last, k] += 1.0
     return beta, stats, n_dishes, tail
 
 

@@ -361,8 +361,11 @@ def marginal_likelihood(data, labels):
         K = labels.max() + 1
     if data.kernel == CATEGORICAL:
         W, a = data.n_words, data.word_prior
-        counts = np.bincount(labels * W + data.rows, minlength=K * W).reshape(K, W)
-        return float((gammaln(W * a) - gammaln(W * a + counts.sum(axis=1))).sum()
+        # only the (dish, word) pairs with tokens: a zero count adds exactly zero
+        pairs = np.bincount(labels * W + data.rows, minlength=K * W)
+        counts = pairs[pairs > 0]
+        totals = np.bincount(labels, minlength=K)
+        return float((gammaln(W * a) - gammaln(W * a + totals)).sum()
                      + (gammaln(a + counts) - gammaln(a)).sum())
     X, tau, tau0 = data.points, data.observation_precision, data.prior_precision
     d = X.shape[1]

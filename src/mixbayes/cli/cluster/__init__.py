@@ -70,7 +70,7 @@ def add_parser(sub):
                          "or more, R-hat compares them (default: 1)")
     cluster.add_argument("--word-prior", type=positive_float, default=None, metavar="A",
                          help="hdp (documents): the Dirichlet prior of each term in a cluster; "
-                         "smaller opens more clusters for rare words (default: 0.1)")
+                         "smaller opens more clusters for rare words (default: 0.03)")
     cluster.add_argument("--depth", type=depth_option, default=None, metavar="L",
                          help="tree: levels below the root, or auto: the depth of 1-5 whose "
                          "dendrogram has the highest evidence (default: 2)")
@@ -78,14 +78,16 @@ def add_parser(sub):
                          metavar="C", help="tree: weight of the max-margin regularisation "
                          "that pushes sibling branches apart; 0 is plain BHMC (default: 0)")
     cluster.add_argument("--gamma0", type=float, default=None,
-                         help="hdp: top-level concentration (default: 1)")
+                         help="hdp: top-level concentration, its start (default: 1); given "
+                         "without --gamma0-prior, fixed at this value")
     cluster.add_argument("--alpha0", type=float, default=None,
-                         help="hdp: group-level concentration (default: 1)")
-    for name in ("gamma0", "alpha0"):
+                         help="hdp: group-level concentration, its start (default: 1); given "
+                         "without --alpha0-prior, fixed at this value")
+    for name, default in (("gamma0", "1 0.1"), ("alpha0", "1 1")):
         cluster.add_argument(f"--{name}-prior", type=float, nargs=2, default=None,
                              metavar=("SHAPE", "RATE"),
-                             help=f"hdp: a Gamma prior on {name}, then resampled every sweep "
-                             f"from --{name} (default: none, {name} fixed)")
+                             help=f"hdp: the Gamma prior on {name}, resampled every sweep "
+                             f"from --{name} (default: {default})")
     cluster.add_argument("--groups", default=None, metavar="FILE",
                          help="hdp: the group of every point, one per line; INPUT is then "
                          "points, clustered by the Gaussian kernel")
