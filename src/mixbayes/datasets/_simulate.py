@@ -28,6 +28,9 @@ class _DMMSettings:
     word_concentration: float
 
 
+_DOCUMENT_BLOCK = 4096  # documents drawn densely at a time
+
+
 def make_dmm_corpus(n_documents=300, n_terms=200, n_components=3, mean_length=50.0,
                     weight_concentration=10.0, word_concentration=0.1, random_state=0):
     r"""Simulate a corpus from the Dirichlet–multinomial mixture of unigrams.
@@ -59,7 +62,14 @@ def make_dmm_corpus(n_documents=300, n_terms=200, n_components=3, mean_length=50
     components = rng.dirichlet(np.full(n_terms, float(word_concentration)), size=n_components)
     labels = rng.choice(n_components, size=n_documents, p=weights)
     lengths = 1 + rng.poisson(mean_length - 1, size=n_documents)
-    counts = np.vstack([rng.multinomial(m, components[k]) for m, k in zip(lengths, labels)])
+    # drawn document by document and kept sparse a block at a time: a dense n x p array
+    # would need 32 GB for a million documents over 2,000 terms
+    blocks = []
+    for lo in range(0, n_documents, _DOCUMENT_BLOCK):
+        hi = min(lo + _DOCUMENT_BLOCK, n_documents)
+        blocks.append(sp.csr_matrix(np.vstack([
+            rng.multinomial(m, components[k]) for m, k in zip(lengths[lo:hi], labels[lo:hi])])))
+    counts = sp.vstack(blocks, format="csr")
     vocabulary = [f"w{j}" for j in range(n_terms)]
     corpus = Corpus(counts, vocabulary, labels=labels)
     return corpus, DMMTruth(weights, components, labels)
