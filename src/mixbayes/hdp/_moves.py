@@ -30,7 +30,7 @@ benchmark corpus. It moves the partition; the label redraw after it restores the
 posterior.
 
 A sequentially allocated split-merge of dishes (Dahl 2005) was built and passed the same
-enumeration tests, but did not raise NMI per sweep or per second on the document's simulation,
+enumeration tests, but did not raise NMI per sweep or per second on Amini et al.'s simulation,
 dblp3 or a Gaussian example, so it is not part of the sampler.
 """
 

@@ -1,4 +1,4 @@
-r"""The exact slice sampler for HDP mixtures (document 4, Algorithm 1 made exact).
+r"""The exact slice sampler for HDP mixtures (Amini et al. 2019, Algorithm 1 made exact).
 
 Model, in the Chinese-restaurant-franchise form the document uses:
 
@@ -383,7 +383,7 @@ def marginal_likelihood(data, labels):
 
 def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
     """A valid starting state: one pass of the franchise (``"crf"``) or everyone at one table
-    eating one dish (``"ones"``, the document's start)."""
+    eating one dish (``"ones"``, the start of Amini et al.)."""
     J = data.n_groups
     if how == "ones":
         table_of = np.zeros(data.n_observations, dtype=np.int64)

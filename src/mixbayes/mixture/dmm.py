@@ -1,4 +1,4 @@
-r"""Dirichlet–multinomial mixture of unigrams for document clustering (document 1).
+r"""Dirichlet–multinomial mixture of unigrams for document clustering (Bilancia et al. 2023).
 
 .. math::
 
@@ -51,7 +51,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         Symmetric Dirichlet concentration :math:`\alpha` on the cluster weights; None means 1.
     word_concentration_prior : float, default=0.1
         Symmetric Dirichlet concentration :math:`\theta` on each cluster's word distribution
-        (0.1 beat :math:`1/p` on every K in the document's experiments).
+        (0.1 beat :math:`1/p` on every K tried on the dblp3 data).
     fit_priors : bool, default=False
         Fit :math:`\alpha` and :math:`\theta` by empirical Bayes (each update maximises the ELBO,
         so the bound stays monotone). VB only.

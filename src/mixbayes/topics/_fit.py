@@ -1,4 +1,4 @@
-r"""Joint MAP of topics and weights by block relaxation (document 3, §3; R package maptpx).
+r"""Joint MAP of topics and weights by block relaxation (Taddy 2012, §3; R package maptpx).
 
 The objective, in the natural-exponential-family parameterisation of both blocks, is
 
@@ -20,7 +20,7 @@ The objective, in the natural-exponential-family parameterisation of both blocks
    from the last three iterates :math:`Y_1, Y_2, Y_3` in logit coordinates,
    :math:`Y = Y_3 + V\,(V^\top U)/(U^\top U - V^\top U)`, :math:`U = Y_2 - Y_1`,
    :math:`V = Y_3 - Y_2`, kept only if it raises :math:`L`. The reference tries only this full
-   jump; with EM's rates near 1 (0.9-0.96 on the document's simulation) and unequal across
+   jump; with EM's rates near 1 (0.9-0.96 on Taddy's simulation) and unequal across
    coordinates it overshoots almost always, so we also try the jump halved up to
    ``qn_halvings`` times and keep the first that raises :math:`L`.
 

@@ -1,4 +1,4 @@
-r"""How many topics? Laplace marginal likelihood and residual dispersion (document 3, §4).
+r"""How many topics? Laplace marginal likelihood and residual dispersion (Taddy 2012, §4).
 
 **Marginal likelihood.** Laplace's method at the joint MAP, with the Hessian of
 :math:`L` (topics in simplex coordinates, weights in logits) replaced by its diagonal blocks —

@@ -1,4 +1,4 @@
-r"""``TopicModel``: the K-topic admixture fitted by joint MAP (document 3; R package maptpx).
+r"""``TopicModel``: the K-topic admixture fitted by joint MAP (Taddy 2012; R package maptpx).
 
 .. math::
 
@@ -78,7 +78,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
     n_init : int, default=1
         Number of ``"clusters"`` starts (each with its own seed); the fit with the highest log
         posterior is kept. A single start lands in a local optimum now and then (1 of 6 seeds of
-        the document's §5.1 simulation: two true topics shared between three fitted ones);
+        Taddy's (2012) §5.1 simulation: two true topics shared between three fitted ones);
         ``n_init=3`` costs three fits. Ignored for other starts, which are deterministic.
     random_state : int, Generator or None, default=0
         Seed of the ``"clusters"`` start (the fit itself is deterministic).
@@ -390,7 +390,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         n : int, default=10
         by : {"probability", "lift"}
             Rank by :math:`\theta_{kj}`, or by lift :math:`\theta_{kj}/\hat p_j` with
-            :math:`\hat p_j` the term's empirical probability (document 3, §5.2).
+            :math:`\hat p_j` the term's empirical probability (Taddy 2012, §5.2).
 
         Returns
         -------

@@ -26,7 +26,7 @@ from .model import OneCorpus, TopicModel
 DISPERSION_LEVEL = 0.05  # the dispersion test's level for "no extra-multinomial variation left"
 # The fits' stopping rule when no estimator is given: a gain of at most 3e-6 nats per word, a
 # closer MAP than TopicModel's default 1e-5 asks for, since the evidence reads the curvature at
-# the mode: on the document's §5.1 design (100k words) the log Bayes factors move by 600-1,100
+# the mode: on Taddy's (2012) §5.1 design (100k words) the log Bayes factors move by 600-1,100
 # nats from 1e-5 to 3e-6 (the choice of K does not), and the residual dispersion one topic below
 # the truth, 1.0017 at 3e-6, falls to 0.9996 at 1e-5 on one of five seeds. On 20 Newsgroups
 # (K = 20) 3e-6 costs 10% more iterations than 1e-5 (279 against 253).
