@@ -128,11 +128,6 @@ class Probe:
         self.ticks, self.loopback, self.global_steps = [], [], []
         self.served, self.served_at, self.pauses = served, [], []
 
-    def __getstate__(self):
-        # the engine ships the fit's closures to the workers, this probe (through the timed
-        # global step) among them; its ``served`` holds the client, which does not pickle
-        return {**self.__dict__, "served": None}
-
     def install(self, model):
         from contextlib import contextmanager
 
@@ -163,9 +158,15 @@ class Probe:
         if not hasattr(model, "_global_from_stats"):
             self.global_steps.append(float("nan"))  # the topic model's: not separated out
             return
-        # wrapped on the class, not the instance: the engine ships the model to the workers,
-        # and a closure set on the instance cannot be pickled
-        cls = type(model)
+        # wrapped on the class that defines the step (mixbayes's VariationalMixture), not on
+        # the instance nor on this script's subclass: the engine ships the model to the
+        # workers, and cloudpickle sends a class defined in __main__ by value, with its
+        # attributes; when such a copy is unpickled here again, cloudpickle finds the class it
+        # came from and sets those attributes back on it, so a wrapper set there is replaced by
+        # a copy holding a copy of this probe, which then records every global step (the
+        # cluster runs' NaN). A mixbayes class goes by reference: its wrapper stays put and is
+        # never pickled.
+        cls = next(c for c in type(model).__mro__ if "_global_from_stats" in c.__dict__)
         global_step = cls.__dict__.get("_untimed_global_from_stats", cls._global_from_stats)
         cls._untimed_global_from_stats = global_step
 
@@ -372,7 +373,7 @@ def scaling_model(rows, small, bandwidth):
     """Fit ``T(N, D) = c D / N + o + g + N (G + S) / B`` to the runs and say where 8 and 64
     machines pay (parallel efficiency T(1) / (N T(N)) of one half or more)."""
     one = next(r for r in rows if r["workers"] == 1)
-    # a cluster run's global step, where its probe did not capture it (NaN): the same step
+    # a cluster run's global step, where its probe timed none (NaN): the same step
     # timed in process (the same K x p arrays on the client)
     in_process = next((r["global_seconds"] for r in rows if not r["workers"]), float("nan"))
     g, gs = (value if np.isfinite(value) else in_process

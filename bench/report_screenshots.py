@@ -4,7 +4,7 @@ and tree model, each fitted to data the package ships or simulates.
     python bench/report_screenshots.py [--out docs] [--keep-html DIR]
 
 Needs a Chromium binary (Debian: apt-get install chromium); the page is driven through the
-DevTools protocol by tests/_support/cdp.py and captured whole. Takes about a minute.
+DevTools protocol by tools/cdp.py and captured whole. Takes about a minute.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 
 
 def reports():
@@ -53,7 +53,7 @@ def reports():
 
 
 def main(argv=None):
-    from _support.cdp import Browser, find_chromium
+    from cdp import Browser, find_chromium
 
     from mixbayes.report import write_report
 

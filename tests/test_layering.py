@@ -23,14 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 MODELS = ("mixbayes.mixture", "mixbayes.topics", "mixbayes.hdp", "mixbayes.tree")
 ENGINE_FREE = MODELS + ("mixbayes.families", "mixbayes.metrics", "mixbayes.corpus")
 
-# (importer, imported module or module:name) -> why it is still there (issue 24 empties it)
-_TOPIC_BLOCKS = "the topic engine still calls the block functions (issue 24: a protocol)"
-ALLOWED = {
-    ("mixbayes.distributed._topics", "mixbayes.topics._blocks"): _TOPIC_BLOCKS,
-    ("mixbayes.distributed._topics", "mixbayes.topics._fit"): _TOPIC_BLOCKS,
-    ("mixbayes.distributed._topics", "mixbayes.topics._init"): _TOPIC_BLOCKS,
-    ("mixbayes.distributed._topics", "mixbayes.topics._kernels"): _TOPIC_BLOCKS,
-}
+# (importer, imported module or module:name) -> why it is still there (issue 24 emptied it)
+ALLOWED = {}
 
 
 def _module_name(path):

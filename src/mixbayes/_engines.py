@@ -8,7 +8,7 @@ written once, against two protocols:
 * :class:`Rows` — the rows of the data wherever they live: a sample of them, their column
   summary, the local step mapped over them returning additive statistics, the labels it left;
 * :class:`Documents` — a topic model's documents with their per-document state:
-  ``update``/``sum``/``update_sum`` of the block functions of :mod:`mixbayes.topics._blocks`;
+  ``update``/``sum``/``update_sum`` of the block functions of :mod:`mixbayes.topics.blocks`;
 
 and asks :func:`engine_for` for the engine of its input. The in-process engine
 (:class:`InProcess`) holds the data as one block; an engine registered by :func:`register`
@@ -78,7 +78,7 @@ class Rows(Protocol):
 @runtime_checkable
 class Documents(Protocol):
     """A topic model's documents and their per-document state (one block here, a block per
-    shard on a cluster), moved by the pure block functions of :mod:`mixbayes.topics._blocks`:
+    shard on a cluster), moved by the pure block functions of :mod:`mixbayes.topics.blocks`:
     ``function(block, *args)`` returns the new block (``update``), its share of a sum
     (``sum``), or both (``update_sum``). ``total_words`` is the number of words."""
 

@@ -315,7 +315,7 @@ def match_topics(true_topics, estimated_topics):
 
 def matched_topic_mse(true_topics, estimated_topics):
     """Mean squared error over all K x p topic probabilities after :func:`match_topics`
-    (the document's measure of topic recovery; label switching is undone first)."""
+    (Taddy's (2012) measure of topic recovery; label switching is undone first)."""
     order = match_topics(true_topics, estimated_topics)
     diff = np.asarray(true_topics, dtype=float) - np.asarray(estimated_topics, dtype=float)[order]
     return float(np.mean(diff**2))

@@ -238,7 +238,7 @@ def _plot_gaussian_1d(model, x, fig, ax, name):
 
 def plot_topic_selection(selection, ax=None):
     """Log Bayes factor (points, left axis) and dispersion (dashed, right axis) against K,
-    as document 3's Figure 3."""
+    as Figure 3 of Taddy (2012)."""
     fig, ax = _axes(ax)
     ks = selection.column("k")
     ax.plot(ks, selection.column("log_bayes_factor"), "o-", color="C0",

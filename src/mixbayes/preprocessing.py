@@ -22,7 +22,7 @@ _TOKEN_OPTIONS = {"lowercase": True, "token_pattern": r"(?u)\b\w\w+\b", "strip_a
                   "preprocessor": None, "tokenizer": None}
 _FILTER_DEFAULTS = {"stop_words": None, "min_df": 1, "max_df": 1.0, "max_features": None}
 # preprocessors a file names (a function cannot be stored): name -> "module:function"
-_PREPROCESSORS = {"raw_text": ("mixbayes.corpus", "raw_text_preprocessor")}
+_PREPROCESSORS = {"raw_text": ("mixbayes._raw_text", "raw_text_preprocessor")}
 
 
 def _preprocessor(name):
@@ -50,7 +50,7 @@ class Preprocessing:
         The ``CountVectorizer`` options that split text into terms (``lowercase``,
         ``token_pattern``, ``strip_accents``, ``ngram_range``, ``analyzer``, ``binary``, and
         ``preprocessor`` by its name, e.g. ``"raw_text"`` for
-        :func:`mixbayes.corpus.raw_text_preprocessor`); None when the counts were read as
+        :func:`mixbayes._raw_text.raw_text_preprocessor`); None when the counts were read as
         given (a Matrix Market or UCI file).
     filters : tuple of dict
         The filters applied to the terms, in order, each with ``stop_words`` (None,

@@ -19,7 +19,7 @@ da = pytest.importorskip("dask.array")
 
 import mixbayes as mb  # noqa: E402
 from mixbayes.distributed import _cavi, _readers, _topics, read_docword  # noqa: E402
-from mixbayes.topics import _blocks  # noqa: E402
+from mixbayes.topics import blocks  # noqa: E402
 from test_dask_fit import _write_docword  # noqa: E402  (a sibling module, on sys.path)
 
 READS = []  # the shards read from the file (module level: the workers call it by reference)
@@ -126,7 +126,7 @@ def test_worker_killed_mid_topic_fit(monkeypatch):
     REBUILT.clear()
 
     def kill_then_solve(docs, function, *args):
-        if function is _blocks.solve_em:
+        if function is blocks.solve_em:
             iterations.append(1)
             if len(iterations) == 5:
                 killed.append(_kill_and_replace(cluster, docs.client, docs.blocks))

@@ -12,7 +12,7 @@ da = pytest.importorskip("dask.array", reason='needs dask: pip install "mixbayes
 
 import mixbayes as mb  # noqa: E402
 from mixbayes.exceptions import ConvergenceWarning  # noqa: E402
-from mixbayes.topics import _blocks, _fit  # noqa: E402
+from mixbayes.topics import blocks  # noqa: E402
 
 # 12 iterations from the first, the secant step tried in every one of them after the third
 SETTINGS = dict(tol=1e-9, max_iter=12, qn_below=1e9)
@@ -93,5 +93,5 @@ def test_select_n_topics_as_in_process(client, counts):
 
 def test_blocks_pickle(counts):
     # the cluster's threads move blocks by reference; a cluster of processes pickles them
-    block = _blocks.start(_fit.CountsCSR.from_matrix(counts[1:10]), np.full((40, 3), 1 / 40))
+    block = blocks.start(blocks.CountsCSR.from_matrix(counts[1:10]), np.full((40, 3), 1 / 40))
     pickle.loads(pickle.dumps(block))

@@ -298,23 +298,23 @@ def test_parallel_equals_serial():
     their serial build (used below 50,000 observations)."""
     import numba
 
+    from mixbayes import _kernel_tools
+
     corpus, _ = mb.datasets.make_hdp_data(60, 900, n_words=30, random_state=0)
     data = mb.HDPMixture()._grouped_tokens(corpus.counts, None)[0]
-    assert data.n_observations > _kernels._SERIAL_BELOW
+    assert _kernels.group_work(data.n_observations) >= _kernel_tools._PARALLEL_FROM
     outcomes = []
-    for build, threads in (("serial", 1), ("parallel", 1), ("parallel", 2)):
-        kernels = _kernels.GroupKernels(*(getattr(_kernels, f"{name}_{build}") for name in
-                                          _kernels.GroupKernels._fields))
+    threshold = _kernel_tools._PARALLEL_FROM
+    for parallel_from, threads in ((np.inf, 1), (0, 1), (0, 2)):  # serial, parallel, parallel
         rng = np.random.default_rng(4)
         state = _sampler.initial_state(data, 3.0, 1.0, rng)
-        original = _kernels.group_kernels
         numba.set_num_threads(threads)
-        _kernels.group_kernels = lambda n: kernels
+        _kernel_tools._PARALLEL_FROM = parallel_from
         try:
             for _ in range(3):
                 _sampler.sweep(data, state, 3.0, 1.0, rng)
         finally:
-            _kernels.group_kernels = original
+            _kernel_tools._PARALLEL_FROM = threshold
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
         outcomes.append(state.dish_of(data))
     np.testing.assert_array_equal(outcomes[0], outcomes[1])

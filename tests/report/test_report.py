@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import mixbayes as mb
-from mixbayes.report import build_report, _extract, _geometry
+from mixbayes.report import build_report, _extract, _geometry, _term_page, _tree_page
 from _support.cli import run as _run
 
 
@@ -88,10 +88,10 @@ def test_slider_ranking_from_the_shipped_terms_is_the_full_vocabulary_ranking(sa
         P = model.topics_ if kind == "topics" else model.components_
         V = P.shape[1]
         names = [f"t{j}" for j in range(V)]
-        f = (_extract.term_totals(model) / _extract.term_totals(model).sum() if kind == "dmm"
+        f = (_term_page.term_totals(model) / _term_page.term_totals(model).sum() if kind == "dmm"
              else model.term_frequency_)
         listed = model.top_words(names, n=V)  # the terms each component has evidence for
-        payload = _extract.term_payload(model, vocabulary=names)
+        payload = _term_page.term_payload(model, vocabulary=names)
         for c in payload["components"]:
             k = c["id"]
             usable = [int(t[1:]) for t in listed[k] if P[k, int(t[1:])] > 0]
@@ -103,7 +103,7 @@ def test_slider_ranking_from_the_shipped_terms_is_the_full_vocabulary_ranking(sa
 
                 page = sorted((relevance(j, p) for j, p in shipped.items()), reverse=True)
                 full = sorted((relevance(j, P[k, j]) for j in usable), reverse=True)
-                n = min(_extract.SHOWN_TERMS, len(full))
+                n = min(_term_page.SHOWN_TERMS, len(full))
                 np.testing.assert_allclose(page[:n], full[:n], rtol=1e-4, atol=1e-3,
                                            err_msg=f"{kind} {k} lambda={lam}")  # p: 5 digits
 
@@ -227,7 +227,7 @@ def test_tree_nodes_carry_the_tree_weights_sizes_and_means(saved):
         assert node["share"] == pytest.approx(tree.size[z] / tree.size[0])
         w = tree.weights[z]
         top = [c for c in sorted(range(w.size), key=lambda c: (-w[c], c))
-               if w[c] >= _extract.MAIN_WEIGHT][:5]  # main components only (not 1e-30)
+               if w[c] >= _tree_page.MAIN_WEIGHT][:5]  # main components only (not 1e-30)
         assert [entry["component"] for entry in node["components"]] == top, z
         np.testing.assert_allclose([entry["weight"] for entry in node["components"]], w[top],
                                    rtol=1e-4, err_msg=f"node {z}")

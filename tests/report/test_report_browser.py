@@ -1,5 +1,5 @@
 """The report in a real browser: headless Chromium driven through the DevTools protocol
-(tests/_support/cdp.py, standard library only). Skipped, with the reason, where no Chromium is found
+(tools/cdp.py, standard library only). Skipped, with the reason, where no Chromium is found
 (Debian: ``apt-get install chromium``; .ci/run installs it) -- except in CI (``CI=true``),
 where a missing browser fails the run: the page's own maths (the relevance slider) is tested
 nowhere else."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _support.cdp import Browser, find_chromium
+from cdp import Browser, find_chromium
 from mixbayes.report import write_report
 
 MISSING = ("no chromium binary on PATH (Debian: apt-get install chromium), so the report "

@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 from sklearn.decomposition import LatentDirichletAllocation
 
 import mixbayes as mb
-from mixbayes.topics import TopicModel, _blocks, _fit, _kernels, evidence
+from mixbayes.topics import TopicModel, _kernels, blocks, evidence
 
 
 def _random_document(rng, K, p=30, n_words=12, total=40):
@@ -113,13 +113,13 @@ def test_parallel_weights_equal_serial():
     import numba
 
     corpus, _ = mb.datasets.make_topic_corpus(200, 80, 4, 60, random_state=2)
-    counts = _fit.CountsCSR.from_matrix(corpus.counts[corpus.counts.getnnz(axis=1) > 0])
+    counts = blocks.CountsCSR.from_matrix(corpus.counts[corpus.counts.getnnz(axis=1) > 0])
     theta = np.random.default_rng(1).dirichlet(np.ones(80), size=4).T.copy()
     results = []
     for threads in (1, numba.config.NUMBA_NUM_THREADS):
         numba.set_num_threads(threads)
         omega = np.full((counts.shape[0], 4), 0.25)
-        _blocks.solve_weights(counts, theta, omega, 0.25, 1e-8, 50)
+        blocks.solve_weights(counts, theta, omega, 0.25, 1e-8, 50)
         results.append(omega)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     np.testing.assert_array_equal(results[0], results[1])

@@ -18,13 +18,17 @@ from .._validation import plural
 from ._outputs import SHOWN
 from ._parser import positive_int
 
+_HDP = ("hierarchical Dirichlet process mixture", "cluster")
+# what a model is and what it calls its parts, by the kind it declares (``_report_kind``: its
+# report page and view, as mixbayes.report reads it; no class name is branched on)
 _KINDS = {
-    "DirichletMultinomialMixture": ("Dirichlet-multinomial mixture (one cluster per document)",
-                                    "cluster"),
-    "VariationalGaussianMixture": ("variational Gaussian mixture", "component"),
-    "TopicModel": ("topic model (every document mixes topics)", "topic"),
-    "HDPMixture": ("hierarchical Dirichlet process mixture", "cluster"),
-    "HierarchicalMixture": ("tree of clusters (nested CRP + hierarchical DP)", "node"),
+    ("terms", "clusters"): ("Dirichlet-multinomial mixture (one cluster per document)",
+                            "cluster"),
+    ("gaussian", "clusters"): ("variational Gaussian mixture", "component"),
+    ("terms", "topics"): ("topic model (every document mixes topics)", "topic"),
+    ("terms", "sampled"): _HDP,
+    ("gaussian", "sampled"): _HDP,
+    ("tree", "tree"): ("tree of clusters (nested CRP + hierarchical DP)", "node"),
 }
 
 
@@ -75,15 +79,15 @@ def describe(model, path, vocabulary=None, top=10, saved=None, given=None):
     """The lines :func:`run_inspect` prints: ``vocabulary`` names the terms (``given``: the
     flag it came from, None when it is the one ``saved`` with the model, a
     :class:`~mixbayes.vocabulary.Vocabulary`)."""
-    name = type(model).__name__
-    kind, unit = _KINDS[name]
+    declared = model._report_kind
+    kind, unit = _KINDS[declared]
     meta = _meta(path)
-    lines = [f"{path}: {name}, {kind}; saved by mixbayes {meta.get('version', '?')} "
-             f"(file format {meta.get('format', '?')})",
+    lines = [f"{path}: {type(model).__name__}, {kind}; saved by mixbayes "
+             f"{meta.get('version', '?')} (file format {meta.get('format', '?')})",
              "settings: " + _settings(model)]
-    lines += _figures(model, name, unit)
+    lines += _figures(model, declared, unit)
     lines += _reading(model, saved)
-    lines += _top_terms(model, name, unit, vocabulary, top, given)
+    lines += _top_terms(model, declared, unit, vocabulary, top, given)
     return lines
 
 
@@ -129,9 +133,10 @@ def _converged(flag):
     return "converged" if flag else "NOT converged (raise max_iter)"
 
 
-def _figures(model, name, unit):
+def _figures(model, declared, unit):
+    page, view = declared
     p = model.n_features_in_
-    if name == "HierarchicalMixture":
+    if view == "tree":
         parent = model.node_parent_
         leaves = int(np.sum(~np.isin(np.arange(parent.size), parent)))
         chains, sweeps = model.trace_.shape
@@ -146,8 +151,8 @@ def _figures(model, name, unit):
                 f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; best regularised "
                 f"complete-data log-likelihood {model.best_rcdll_:.6g}; split R-hat {rhat:.3g}, "
                 f"{verdict}"]
-    if name == "HDPMixture":
-        categorical = model.kernel == "categorical"
+    if view == "sampled":
+        categorical = page == "terms"
         data = (f"{plural(model.n_groups_, 'document')} x {plural(p, 'term')}" if categorical
                 else f"{plural(len(model.labels_), 'point')} in {plural(model.n_groups_, 'group')}"
                 f" x {plural(p, 'feature')}")
@@ -159,13 +164,13 @@ def _figures(model, name, unit):
                 f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; final log joint "
                 f"{', '.join(f'{v:.6g}' for v in log_joint)}; R-hat of the log joint "
                 f"{float(model.rhat_['log_joint']):.3g}; {verdict}"]
-    if name == "TopicModel":
+    if view == "topics":
         return [f"size: {plural(model.doc_topic_.shape[0], 'document')} x {plural(p, 'term')} "
                 f"-> {plural(model.n_components, unit)}",
                 f"fit: log posterior {model.log_posterior_:.6g} after "
                 f"{plural(model.n_iter_, 'iteration')}, {_converged(model.converged_)}"]
     n = len(model.labels_)
-    if name == "VariationalGaussianMixture":
+    if page == "gaussian":
         size = (f"size: {plural(n, 'point')} x {plural(p, 'feature')} -> "
                 f"{plural(model.n_components, unit)} ({model.n_effective_components_} in use, "
                 f"{model.covariance_type} covariance)")
@@ -177,30 +182,30 @@ def _figures(model, name, unit):
             f"{_converged(model.converged_)}"]
 
 
-def _top_terms(model, name, unit, vocabulary, top, given=None):
-    if name == "HierarchicalMixture":
+def _top_terms(model, declared, unit, vocabulary, top, given=None):
+    page, view = declared
+    if view == "tree":
         sizes = model.node_size_
         order = [z for z in np.argsort(-sizes, kind="stable") if z != 0]
         return _more([f"{unit} {z} (level {model.node_level_[z]}, parent "
                       f"{model.node_parent_[z]}): {plural(int(sizes[z]), 'point')}"
                       for z in order[:SHOWN]], len(order), unit)
-    if name == "VariationalGaussianMixture" or (name == "HDPMixture"
-                                                and model.kernel != "categorical"):
-        order = np.argsort(-model.weights_, kind="stable") if name != "HDPMixture" else None
-        if order is None:
+    if page == "gaussian":
+        if view == "sampled":  # the Gaussian HDP: its components' sizes and means
             sizes = np.bincount(model.labels_, minlength=model.n_components_)
             order = np.argsort(-sizes, kind="stable")
             return _more([f"{unit} {k}: {plural(int(sizes[k]), 'point')}, mean "
                           f"{_vector(model.components_[k])}" for k in order[:SHOWN]],
                          len(order), unit)
+        order = np.argsort(-model.weights_, kind="stable")
         return _more([f"{unit} {k}: weight {model.weights_[k]:.3f}, mean "
                       f"{_vector(model.means_[k])}" for k in order[:SHOWN]], len(order), unit)
     names = np.arange(model.n_features_in_) if vocabulary is None else vocabulary
     words = model.top_words(names, n=top)
-    if name == "TopicModel":
+    if view == "topics":
         share = model.usage_
         notes = [f"usage {v:.3f}" for v in share]
-    elif name == "HDPMixture":
+    elif view == "sampled":
         share = np.bincount(model.group_labels_, minlength=model.n_components_)
         notes = [plural(int(v), "document") for v in share]
     else:

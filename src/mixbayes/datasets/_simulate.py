@@ -152,14 +152,14 @@ class _TopicSettings:
 
 def make_topic_corpus(n_documents=500, n_terms=1000, n_components=10, mean_length=200.0,
                       topic_concentration=None, weight_concentration=None, random_state=0):
-    r"""Simulate a corpus from the topic model of document 3 (§5.1).
+    r"""Simulate a corpus from the topic model of Taddy (2012, §5.1).
 
     .. math::
 
         \theta_k \sim \mathrm{Dir}(a_\theta), \quad \omega_i \sim \mathrm{Dir}(a_\omega), \quad
         m_i \sim \mathrm{Poisson}(M), \quad x_i \sim \mathrm{Mult}(m_i, \Theta^\top\omega_i),
 
-    with the document's defaults :math:`a_\theta = a_\omega = 1/K`. Documents may be empty
+    with Taddy's defaults :math:`a_\theta = a_\omega = 1/K`. Documents may be empty
     (:math:`m_i = 0`) when ``mean_length`` is small, as under the model.
 
     Returns
@@ -254,7 +254,7 @@ def _franchise(J, n, gamma0, alpha0, rng):
 def make_hdp_data(n_groups=20, group_size=100, kernel="categorical", *, top_concentration=3.0,
                   group_concentration=1.0, n_words=20, word_prior=None, n_features=2,
                   prior_precision=0.1, observation_precision=1.0, random_state=0):
-    r"""Simulate grouped data from the HDP mixture (document 4's simulation by default).
+    r"""Simulate grouped data from the HDP mixture (the simulation of Amini et al. 2019 by default).
 
     Customers are seated by the Chinese restaurant franchise (:math:`\gamma_0`, :math:`\alpha_0`),
     which is the HDP with its weights integrated out; every dish gets an atom
@@ -460,13 +460,13 @@ def make_tree_data(n_samples=200, depth=2, kind="nested", *, n_features=2, branc
                    random_state=0):
     r"""Simulate points with a known hierarchy.
 
-    ``kind="model"``: the generative process of document 5 (BHMC) with the node weights
+    ``kind="model"``: the generative process of BHMC (Huang et al. 2021) with the node weights
     integrated out: paths by the nested CRP (:math:`\alpha` = ``path_concentration``),
     components by the multilevel Chinese restaurant franchise (:math:`\gamma_0`, :math:`\gamma`),
     :math:`\mu_k \sim N(0, s_0^2 I)` (:math:`s_0^2` = ``mean_prior_variance``) and
     :math:`x_n \sim N(\mu_{c_n}, \sigma^2 I)` (:math:`\sigma^2` = ``observation_variance``).
 
-    ``kind="nested"``: a nested Gaussian hierarchy like the document's Figure 2:
+    ``kind="nested"``: a nested Gaussian hierarchy like Figure 2 of Huang et al. (2021):
     ``branching[0]`` top-level nodes with centres :math:`N(0, \text{parent\_spread}^2 I)`
     (redrawn until every two are at least ``min_parent_distance`` apart), each with
     ``branching[1]`` children, and so on down to the leaves (depth 2 only: a sequence

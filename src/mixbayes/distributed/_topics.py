@@ -2,7 +2,7 @@ r"""The topic model on a dask cluster: documents and their weights on the worker
 
 An iteration of the joint MAP is per-document work (the weight solve, the document half of the
 EM step, the weights' part of the log posterior and of the secant step) and topic steps that
-read sums over documents (:mod:`mixbayes.topics._blocks`). So every shard's non-empty
+read sums over documents (:mod:`mixbayes.topics.blocks`). So every shard's non-empty
 documents become a block kept on its worker with their weights, and the loop
 (:func:`mixbayes.topics._fit.fit_map`, the in-process one) runs here, calling through
 :class:`ShardedDocuments` the block functions the in-process fit calls on its one block: each
@@ -33,9 +33,9 @@ import scipy.sparse as sp
 
 from .. import _engines
 from .._validation import check_counts
-from ..topics import _blocks, _fit, _init, _kernels
-from ..topics.evidence import (LOG_DET_FLOOR, clip_simplex, document_share, evidence_from,
-                               log_null)
+from ..topics import blocks, starts
+from ..topics.evidence import (clip_simplex, document_share, evidence_from,
+                               floored_word_log_dets, log_null, word_grams)
 from ._cavi import _as_dask, _Shards, _take
 from ._dask import require, scatter, total, tree_reduce
 from ._readers import warn_entries
@@ -43,7 +43,7 @@ from ._readers import warn_entries
 _GRAM_BYTES = 1 << 26  # word-block Gram matrices carried by one evidence reduce, at most
 # the steps that start or solve the weights afresh under their first argument, the topics; a
 # block lost after one is rebuilt from them (see ShardedDocuments)
-_REBUILT_FROM = (_blocks.restart, _blocks.solve, _blocks.solve_em)
+_REBUILT_FROM = (blocks.restart, blocks.solve, blocks.solve_em)
 MAX_LOSSES = 3  # workers lost during one call before the fit gives up
 
 
@@ -83,7 +83,7 @@ def _apply(held, steps):
 
 def _replay(counts, theta_PK, steps):
     """A lost block rebuilt: its counts at the start weights under ``theta_PK``, then ``steps``."""
-    return _apply(_blocks.start(counts, theta_PK), steps)
+    return _apply(blocks.start(counts, theta_PK), steps)
 
 
 def _share(held):
@@ -108,26 +108,13 @@ def _evidence_share(block, theta_PK, c):
 
 def _word_grams(held, theta_PK, lo, hi):
     block = _block_of(held)
-    counts, omega = block.counts, clip_simplex(block.omega, 1)
-    q = np.empty(counts.data.shape[0])
-    _kernels.word_probabilities(counts.indptr, counts.indices, theta_PK, omega, q)
-    K = theta_PK.shape[1]
-    grams = np.empty((hi - lo, K, K))
-    _kernels.topic_block_grams(counts.col_indptr, counts.col_rows, counts.col_to_csr,
-                               counts.data, q, omega, lo, grams)
-    return grams
-
-
-def _floored_log_dets(grams, theta_WK, alpha):
-    out = np.empty(grams.shape[0])
-    _kernels.gram_log_determinants(grams, theta_WK, alpha, out)
-    return float(np.maximum(out, LOG_DET_FLOOR).sum())
+    return word_grams(block.counts, theta_PK, clip_simplex(block.omega, 1), lo, hi)
 
 
 # ---------------------------------------------------------------------- on the client
 class ShardedDocuments:
     """The documents of a topic fit as blocks on the workers, one per shard that has any:
-    the interface of :class:`mixbayes.topics._blocks.Documents`.
+    the interface of :class:`mixbayes.topics.blocks.Documents`.
 
     An update waits for nothing: it is kept and applied, with any others, in the tasks of the
     next call that needs a number (one task per shard and call, so that a chain of updates
@@ -251,7 +238,7 @@ class _Corpus:
         self._terms = terms = scatter(client, self.used_terms)
         self.rows = [at(i, _used_rows, raw, mask, terms)
                      for i, (raw, mask) in enumerate(zip(shards.raw, self.masks))]
-        self.counts = [at(i, _fit.CountsCSR.from_matrix, rows) if used else None
+        self.counts = [at(i, blocks.CountsCSR.from_matrix, rows) if used else None
                        for i, (rows, used) in enumerate(zip(self.rows, self.n_used))]
         self.homes = shards.homes.subset([used > 0 for used in self.n_used])
 
@@ -281,7 +268,7 @@ class _Corpus:
         theta = scatter(self.client, theta_PK)
         sources = [counts for counts in self.counts if counts is not None]
         return ShardedDocuments(self.client, [
-            self.homes.submit(i, _blocks.start, counts, theta, pure=False)
+            self.homes.submit(i, blocks.start, counts, theta, pure=False)
             for i, counts in enumerate(sources)], self.total_words, sources, theta, self.homes)
 
     # ---------------------------------------------------------------- for select_n_topics
@@ -303,7 +290,7 @@ class _Corpus:
     def warm_topics(self, previous, docs, n_components, alpha_for, c_for):
         """The previous fit's topics grown by residual topics on the workers, (K, p)."""
         used_terms = self.used_terms
-        grown = _init.grow_topics(docs.copy(),
+        grown = starts.grow_topics(docs.copy(),
                                   np.ascontiguousarray(previous.topics_[:, used_terms].T),
                                   n_components, alpha_for, c_for)
         warm = np.zeros((n_components, self.column_totals.size))
@@ -321,7 +308,7 @@ class _Corpus:
         client, sent = self.client, scatter(self.client, theta)
         for lo in range(0, theta.shape[0], width):
             hi = min(lo + width, theta.shape[0])
-            words += docs.fetch(lambda blocks: client.submit(_floored_log_dets, tree_reduce(
+            words += docs.fetch(lambda blocks: client.submit(floored_word_log_dets, tree_reduce(
                 client, [client.submit(_word_grams, block, sent, lo, hi, pure=False)
                          for block in blocks], total), theta[lo:hi], alpha))
         return evidence_from(share, words, theta, alpha, self.n_used_total,

@@ -19,7 +19,7 @@ and its conjugate update from responsibilities :math:`r_{ik}` is
 :math:`\phi_{kl} = \theta + \sum_i r_{ik} y_{il}`. The sufficient statistics
 :math:`\sum_i r_{ik} y_{il}` add over disjoint sets of documents.
 
-The collapsed form (document 1, Appendix A) integrates :math:`\beta_k` out:
+The collapsed form (Bilancia et al. 2023, Appendix A) integrates :math:`\beta_k` out:
 
 .. math::
 

@@ -1,4 +1,4 @@
-"""HDP mixtures fitted by an exact slice sampler (document 4)."""
+"""HDP mixtures fitted by an exact slice sampler (Amini et al. 2019)."""
 
 from .model import HDPMixture
 

@@ -13,12 +13,11 @@ and atoms) run in a ``prange`` with results identical to a serial run.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from .._kernel_tools import renamed
+from .._kernel_tools import twice
 
 
 @njit(cache=True, inline="always")
@@ -182,50 +181,28 @@ def _customer_step(group_ptr, row_of, loglik, table_dish, table_weight, n_tables
             table_of[i] = candidates[_draw_from_logs(logs, count, uniforms[i])]
 
 
-# The group loops below are compiled twice: in parallel, and serial for small problems, where
-# launching a parallel region costs more than the work (and stalls for milliseconds when the
-# other core is busy). prange is range in the serial build, so both give identical results.
-_SERIAL_BELOW = 50_000  # observations
+# The group loops below are built twice, serial and parallel, and chosen per call by the one
+# policy of the numba kernels (:func:`mixbayes._kernel_tools.twice`): in parallel from
+# ``_PARALLEL_FROM`` multiply-adds a call. prange is range in the serial build, so both give
+# identical results. A group loop's work is counted per observation, WORK_PER_OBSERVATION
+# multiply-adds each (an observation's step is an exp or a log, a uniform and a search over
+# its group's tables): 100 keeps the switch at 50,000 observations, where it was measured
+# when the HDP landed (below it, launching a parallel region cost more than the work).
+WORK_PER_OBSERVATION = 100
 
 
-def _both(function):
-    """The parallel and the serial build of ``function`` (each with its own on-disk cache)."""
-    return (njit(cache=True, parallel=True)(renamed(function, "_parallel")),
-            njit(cache=True)(function))
+def group_work(n_observations):
+    """The work of one call of a group loop over ``n_observations``, in multiply-adds (the
+    ``work`` every group loop takes)."""
+    return n_observations * WORK_PER_OBSERVATION
 
 
-table_counts_parallel, table_counts_serial = _both(_table_counts)
-dish_step_parallel, dish_step_serial = _both(_dish_step)
-dish_of_parallel, dish_of_serial = _both(_dish_of)
-stick_parameters_parallel, stick_parameters_serial = _both(_stick_parameters)
-table_slices_parallel, table_slices_serial = _both(_table_slices)
-customer_step_parallel, customer_step_serial = _both(_customer_step)
-
-
-class GroupKernels(NamedTuple):
-    table_counts: object
-    dish_of: object
-    stick_parameters: object
-    table_slices: object
-    dish_step: object
-    customer_step: object
-    customer_step_informed: object
-
-
-def use_serial(n_observations):
-    """Whether a problem this size runs the serial builds of the group loops."""
-    return n_observations < _SERIAL_BELOW
-
-
-def group_kernels(n_observations):
-    """The group loops, serial or parallel as suits a problem of this size."""
-    if use_serial(n_observations):
-        return GroupKernels(table_counts_serial, dish_of_serial, stick_parameters_serial,
-                            table_slices_serial, dish_step_serial, customer_step_serial,
-                            customer_step_informed_serial)
-    return GroupKernels(table_counts_parallel, dish_of_parallel, stick_parameters_parallel,
-                        table_slices_parallel, dish_step_parallel, customer_step_parallel,
-                        customer_step_informed_parallel)
+table_counts = twice(_table_counts)
+dish_step = twice(_dish_step)
+dish_of = twice(_dish_of)
+stick_parameters = twice(_stick_parameters)
+table_slices = twice(_table_slices)
+customer_step = twice(_customer_step)
 
 
 @njit(cache=True, inline="always")
@@ -629,4 +606,4 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
             table_of[i] = t
 
 
-customer_step_informed_parallel, customer_step_informed_serial = _both(_customer_step_informed)
+customer_step_informed = twice(_customer_step_informed)

@@ -30,7 +30,7 @@ benchmark corpus. It moves the partition; the label redraw after it restores the
 posterior.
 
 A sequentially allocated split-merge of dishes (Dahl 2005) was built and passed the same
-enumeration tests, but did not raise NMI per sweep or per second on the document's simulation,
+enumeration tests, but did not raise NMI per sweep or per second on Amini et al.'s simulation,
 dblp3 or a Gaussian example, so it is not part of the sampler.
 """
 
@@ -41,8 +41,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import (_add_to_stats, _both, _draw_from_weights, _predictive_log,
-                       _remove_from_stats, use_serial)
+from .._kernel_tools import twice
+from ._kernels import _add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats
 
 
 @njit(cache=True)
@@ -106,16 +106,9 @@ def _apply_table_labels(group_ptr, table_of, table_dish, new_label, relabelled_d
             table_of[i] = new_label[j, table_of[i]]
 
 
-# (each build has its own on-disk cache: see _kernel_tools.renamed)
-relabel_tables_parallel, relabel_tables_serial = _both(_relabel_tables)
-apply_table_labels_parallel, apply_table_labels_serial = _both(_apply_table_labels)
-
-
-def relabel_kernels(n_observations):
-    """The two table-relabelling loops, serial or parallel as suits a problem of this size."""
-    if use_serial(n_observations):
-        return relabel_tables_serial, apply_table_labels_serial
-    return relabel_tables_parallel, apply_table_labels_parallel
+# serial or parallel as the group loops are (work: _kernels.group_work)
+relabel_tables = twice(_relabel_tables)
+apply_table_labels = twice(_apply_table_labels)
 
 
 @njit(cache=True, inline="always")

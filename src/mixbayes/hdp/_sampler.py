@@ -1,4 +1,4 @@
-r"""The exact slice sampler for HDP mixtures (document 4, Algorithm 1 made exact).
+r"""The exact slice sampler for HDP mixtures (Amini et al. 2019, Algorithm 1 made exact).
 
 Model, in the Chinese-restaurant-franchise form the document uses:
 
@@ -60,9 +60,9 @@ from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, loo
 from . import _kernels, _moves
 
 
-def _group_kernels(data):
-    """The group loops for ``data``, serial or parallel as suits its size."""
-    return _kernels.group_kernels(data.n_observations)
+def _work(data):
+    """The work of a group loop over ``data`` (serial or parallel as suits its size)."""
+    return _kernels.group_work(data.n_observations)
 
 
 @dataclass
@@ -79,7 +79,7 @@ class SliceState:
 
     def dish_of(self, data):
         """The dish of every observation."""
-        return _group_kernels(data).dish_of(data.group_ptr, self.table_of, self.table_dish)
+        return _kernels.dish_of(data.group_ptr, self.table_of, self.table_dish, work=_work(data))
 
 
 def _stick_weights(sticks):
@@ -196,13 +196,14 @@ def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
     new_dish, _ = _moves.stick_labels(m, gamma0, rng.random(2 * m.size))
     state.table_dish[occupied] = new_dish[state.table_dish[occupied]]
     J, width = counts.shape
-    relabel, apply = _moves.relabel_kernels(data.n_observations)
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
     first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
-    relabel(data.group_ptr, counts, alpha0, rng.random(first[-1]), first, new_table, spans)
+    _moves.relabel_tables(data.group_ptr, counts, alpha0, rng.random(first[-1]), first,
+                          new_table, spans, work=_work(data))
     relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
-    apply(data.group_ptr, state.table_of, state.table_dish, new_table, relabelled)
+    _moves.apply_table_labels(data.group_ptr, state.table_of, state.table_dish, new_table,
+                              relabelled, work=_work(data))
     state.table_dish = relabelled
 
 
@@ -218,18 +219,19 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     of drawing them from beta beforehand."""
     J = data.n_groups
     slots = state.table_dish.shape[1]
+    work = _work(data)
 
-    counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, slots)
+    counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
     occupied = counts > 0
     state.table_dish[~occupied] = -1
     if crf:
         _crf_pass(data, state, gamma0, alpha0, rng)
-        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of,
-                                           state.table_dish.shape[1])
+        counts = _kernels.table_counts(data.group_ptr, state.table_of,
+                                       state.table_dish.shape[1], work=work)
     if relabel or crf:  # the collapsed pass renumbers tables and dishes: labels must follow
         _redraw_labels(data, state, counts, gamma0, alpha0, rng)
         slots = state.table_dish.shape[1]
-        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, slots)
+        counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
         occupied = counts > 0
 
     # 1. dish sticks given the occupied tables' dishes, then their slices
@@ -250,20 +252,20 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     K = len(sticks.beta)
     loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
     sorted_beta, by_weight = _by_weight(sticks.array)
-    _group_kernels(data).dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
-                           counts, dish_slice, sorted_beta, by_weight,
-                           _uniforms_at(occupied, rng))
+    _kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
+                       counts, dish_slice, sorted_beta, by_weight, _uniforms_at(occupied, rng),
+                       work=work)
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
     last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
     first = np.concatenate([[0], np.cumsum(last)])
     a, b = np.empty(first[-1]), np.empty(first[-1])
-    _group_kernels(data).stick_parameters(counts, last, first, alpha0, a, b)
+    _kernels.stick_parameters(counts, last, first, alpha0, a, b, work=work)
     weights, group_tail = np.empty(counts.shape), np.empty(J)
     table_slice, lowest_u = np.empty(data.n_observations), np.empty(J)
-    _group_kernels(data).table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
-                              rng.random(data.n_observations), weights, group_tail,
-                              table_slice, lowest_u)
+    _kernels.table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
+                          rng.random(data.n_observations), weights, group_tail,
+                          table_slice, lowest_u, work=work)
     n_tables = last.copy()
     need = np.flatnonzero(group_tail >= lowest_u)
     while need.size:
@@ -299,18 +301,19 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
             sticks.extend_until(lambda s: s.tail < lowest)
             loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
-        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, weights.shape[1])
+        counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1],
+                                       work=work)
         sorted_beta, by_weight = _by_weight(sticks.array)
         likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
-        _group_kernels(data).customer_step_informed(
+        _kernels.customer_step_informed(
             data.group_ptr, data.rows, likelihood, loglik, state.table_dish, weights, n_tables,
             table_slice, slices, sorted_beta, by_weight, counts,
-            rng.random(data.n_observations), state.table_of)
+            rng.random(data.n_observations), state.table_of, work=work)
         return counts
-    _group_kernels(data).customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
-                               n_tables, table_slice, rng.random(data.n_observations),
-                               state.table_of)
-    counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of, weights.shape[1])
+    _kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+                           n_tables, table_slice, rng.random(data.n_observations),
+                           state.table_of, work=work)
+    counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1], work=work)
     state.table_dish[counts == 0] = -1
     return counts
 
@@ -332,8 +335,8 @@ def log_joint(data, state, gamma0, alpha0, counts=None, dishes=None):
     when not given.
     """
     if counts is None:
-        counts = _group_kernels(data).table_counts(data.group_ptr, state.table_of,
-                                           state.table_dish.shape[1])
+        counts = _kernels.table_counts(data.group_ptr, state.table_of,
+                                       state.table_dish.shape[1], work=_work(data))
     occupied = counts > 0
     n_j = np.diff(data.group_ptr)
     T_j = occupied.sum(axis=1)
@@ -383,7 +386,7 @@ def marginal_likelihood(data, labels):
 
 def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
     """A valid starting state: one pass of the franchise (``"crf"``) or everyone at one table
-    eating one dish (``"ones"``, the document's start)."""
+    eating one dish (``"ones"``, the start of Amini et al.)."""
     J = data.n_groups
     if how == "ones":
         table_of = np.zeros(data.n_observations, dtype=np.int64)

@@ -80,10 +80,10 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         Independent chains (each from its own start); with two or more, ``rhat_`` compares them.
     init : {"crf", "ones"}, default="crf"
         Start: one sequential pass of the Chinese restaurant franchise with the atoms integrated
-        out (a valid state that already reflects the data), or the document's all-at-one-table
+        out (a valid state that already reflects the data), or Amini et al.'s all-at-one-table
         start, from which an exact slice sampler barely moves (kept for comparison).
     moves : {"crf", "labels", "all", "none"}, default="all"
-        Exact additions to the document's updates. ``"labels"``: the dish labels and every
+        Exact additions to the updates of Amini et al. (2019). ``"labels"``: the dish labels and every
         group's table labels redrawn each sweep from their exact conditional given the
         partitions (a size-biased order: big clusters on early sticks), and a customer step in
         which an empty table's dish is integrated out, so a customer opening a table picks the
@@ -92,8 +92,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         franchise's collapsed Gibbs sampler (sticks and atoms integrated out, every table and
         dish open to every customer; serial). ``"all"``: also a redraw of every occupied
         table's dish with the atoms integrated out given :math:`\beta` and no dish slice.
-        ``"none"``: the document's updates alone. Measured effect (docs/benchmarks.md): on the
-        document's simulation (J = W = 20, n = 100, 3 seeds) NMI at sweeps 20 / 60 is
+        ``"none"``: their updates alone. Measured effect (docs/benchmarks.md): on Amini
+        et al.'s simulation (J = W = 20, n = 100, 3 seeds) NMI at sweeps 20 / 60 is
         0.66 / 0.70 with ``"crf"`` and 0.57 / 0.65 with ``"labels"``; on dblp3 (5 seeds) 0.40
         after 100 sweeps with ``"crf"``, 0.30 with ``"labels"``. The default was ``"crf"``
         until issue 25: the table-level dish redraw of ``"all"`` moves a whole short document

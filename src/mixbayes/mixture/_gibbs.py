@@ -1,6 +1,6 @@
 r"""Collapsed Gibbs sampler for the Dirichlet–multinomial mixture (the same model as the VB fit).
 
-With :math:`\lambda` and every :math:`\beta_k` integrated out (document 1, Appendix A), the
+With :math:`\lambda` and every :math:`\beta_k` integrated out (Bilancia et al. 2023, Appendix A), the
 conditional of one document's cluster given all others is
 
 .. math::

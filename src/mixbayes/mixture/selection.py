@@ -29,12 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import gammaln
 from sklearn.base import clone
 
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import check_counts
-from .dmm import DirichletMultinomialMixture, log_k_factorial
+from .dmm import DirichletMultinomialMixture
 
 _COLUMNS = {"k": "d", "elbo": ".1f", "score": ".1f", "heldout_log_likelihood": ".1f",
             "heldout_standard_error": ".1f", "n_occupied": "d"}
@@ -192,6 +193,11 @@ def select_n_clusters(X, candidates, estimator=None, heldout=0.1, random_state=0
     final = models[best] if not n_test else clone(base).set_params(n_components=best).fit(X)
     return ClusterSelection(table=table, best_k=best, best_model=final,
                             best_k_heldout=best_heldout, n_heldout=n_test)
+
+
+def log_k_factorial(k):
+    """:math:`\\log K!`, the label-switching correction when comparing K by ELBO."""
+    return float(gammaln(np.asarray(k) + 1.0))
 
 
 def _one_standard_error_choice(table, per_document):

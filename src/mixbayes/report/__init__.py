@@ -18,8 +18,10 @@ documents per cluster or topic when the documents are given.
     model = mb.DirichletMultinomialMixture(3, random_state=0).fit(corpus.counts)
     write_report(model, "report.html", corpus)
 
-Modules: :mod:`._extract` (what each kind of model shows), :mod:`._geometry` (distances,
-MDS, projections), :mod:`._html` (the page from its template files).
+Modules: :mod:`._term_page`, :mod:`._gaussian_page`, :mod:`._tree_page` (what each kind of
+page shows of its model), :mod:`._extract` (what the pages share: traces, the partition
+posterior, the selection curve), :mod:`._geometry` (distances, MDS, projections),
+:mod:`._html` (the page from its template files).
 """
 
 from __future__ import annotations
@@ -95,22 +97,22 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
         ``data`` does not match the model (other terms, other documents, other features), or
         ``selection`` is for another K.
     """
-    from . import _extract
+    from . import _extract, _gaussian_page, _term_page, _tree_page
     from ._html import assemble
 
     kind = _kind(model)
     if kind == "terms":
         counts, vocabulary, doc_ids, rows = _documents(model, data, vocabulary, doc_ids, rows)
-        payload = _extract.term_payload(model, counts, vocabulary, doc_ids, rows)
+        payload = _term_page.term_payload(model, counts, vocabulary, doc_ids, rows)
     else:
         if rows is not None:
             raise ValueError("rows: a sample of the documents is for a model of words; a "
                              f"{type(model).__name__} draws its points.")
         points = _points(model, data, kind)
         if kind == "tree":
-            payload = _extract.tree_payload(model, points, feature_names)
+            payload = _tree_page.tree_payload(model, points, feature_names)
         else:
-            payload = _extract.gaussian_payload(model, points, feature_names)
+            payload = _gaussian_page.gaussian_payload(model, points, feature_names)
     from ._warnings import convergence_warnings
 
     payload["warnings"] = convergence_warnings(model)
@@ -180,7 +182,7 @@ def _documents(model, data, vocabulary, doc_ids, rows):
     every term's total count where the model records it (a vocabulary in another order, or
     read with other stop words, differs there; a sample's totals are its own)."""
     from ..corpus import Corpus
-    from ._extract import term_totals
+    from ._term_page import term_totals
 
     if isinstance(data, Corpus):
         counts = data.counts

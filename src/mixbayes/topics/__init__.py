@@ -1,4 +1,4 @@
-"""Topic models by joint MAP, and choosing the number of topics (document 3)."""
+"""Topic models by joint MAP, and choosing the number of topics (Taddy 2012)."""
 
 from .evaluation import completion_log_likelihood, completion_split
 from .evidence import TopicEvidence, topic_evidence

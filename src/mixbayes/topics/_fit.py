@@ -1,4 +1,4 @@
-r"""Joint MAP of topics and weights by block relaxation (document 3, §3; R package maptpx).
+r"""Joint MAP of topics and weights by block relaxation (Taddy 2012, §3; R package maptpx).
 
 The objective, in the natural-exponential-family parameterisation of both blocks, is
 
@@ -20,7 +20,7 @@ The objective, in the natural-exponential-family parameterisation of both blocks
    from the last three iterates :math:`Y_1, Y_2, Y_3` in logit coordinates,
    :math:`Y = Y_3 + V\,(V^\top U)/(U^\top U - V^\top U)`, :math:`U = Y_2 - Y_1`,
    :math:`V = Y_3 - Y_2`, kept only if it raises :math:`L`. The reference tries only this full
-   jump; with EM's rates near 1 (0.9-0.96 on the document's simulation) and unequal across
+   jump; with EM's rates near 1 (0.9-0.96 on Taddy's simulation) and unequal across
    coordinates it overshoots almost always, so we also try the jump halved up to
    ``qn_halvings`` times and keep the first that raises :math:`L`.
 
@@ -35,45 +35,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from .._sizes import Sized
-from . import _blocks, _kernels
-
-
-@dataclass
-class CountsCSR(Sized):
-    """Counts prepared once per fit: CSR (documents) and CSC (words) views of the same entries."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray  # float64 counts, CSR order
-    col_indptr: np.ndarray
-    col_rows: np.ndarray
-    col_to_csr: np.ndarray  # position in CSR order of each CSC entry
-    lengths: np.ndarray  # (n,) m_i
-    shape: tuple
-
-    @classmethod
-    def from_matrix(cls, X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
-        positions = sp.csr_matrix(
-            (np.arange(X.nnz, dtype=np.float64), X.indices, X.indptr), shape=X.shape
-        ).tocsc()
-        positions.sort_indices()
-        return cls(
-            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
-            positions.indptr.astype(np.int64), positions.indices.astype(np.int64),
-            positions.data.astype(np.int64), np.asarray(X.sum(axis=1)).ravel(), X.shape,
-        )
+from . import _kernels, blocks
 
 
 @dataclass
 class MapState:
     """Topics (p, K) word-major and the log posterior there (the weights stay with the
-    documents, :mod:`._blocks`)."""
+    documents, :mod:`.blocks`)."""
 
     theta_PK: np.ndarray
     log_posterior: float = np.nan
@@ -116,7 +86,7 @@ def topics_from_counts(word_counts_PK, alpha):
 def _floor_topics(theta_PK, total_words, alpha):
     r"""Raise extrapolated topic probabilities to the least value an EM step can produce,
     :math:`\alpha/(\sum_i m_i + p\alpha)`, and renormalise (the weights get the same
-    treatment in :func:`~mixbayes.topics._blocks.propose`, with their bound :math:`c/(m_i + Kc)`).
+    treatment in :func:`~mixbayes.topics.blocks.propose`, with their bound :math:`c/(m_i + Kc)`).
 
     A secant jump in logit space can send probabilities far below (down to subnormal numbers,
     whose arithmetic is a hundred times slower), where no MAP lies.
@@ -150,7 +120,7 @@ class FitResult:
 def fit_map(documents, theta_PK, settings, callback=None):
     """Block relaxation from the topics ``theta_PK`` and the weights held by ``documents`` to a
     joint MAP (see module docstring). ``documents`` is a
-    :class:`~mixbayes.topics._blocks.Documents` (or a cluster's shards of them), which ends
+    :class:`~mixbayes.topics.blocks.Documents` (or a cluster's shards of them), which ends
     holding the weights of the returned state."""
     # single-threaded BLAS inside the loop: its only BLAS calls are the secant step's dot
     # products, and OpenBLAS threads woken between two numba parallel regions fight numba's
@@ -168,26 +138,26 @@ def _fit_map(docs, theta_PK, settings, callback):
 
     theta = theta_PK.copy()
     threshold = s.tol * docs.total_words  # the gain at which the loop stops
-    L = docs.sum(_blocks.objective, theta, s.c) + log_prior(theta)
+    L = docs.sum(blocks.objective, theta, s.c) + log_prior(theta)
     result = FitResult(MapState(theta, L), [L])
     history = []  # the topics' logits of the last EM iterates (the weights' are in docs)
     gain = np.inf
     # the weight solve starts from its own last solution (the conditional MAP under the
     # previous topics), which is closer to the next one than the EM or secant update of omega
     for iteration in range(1, s.max_iter + 1):
-        word_counts = docs.update_sum(_blocks.solve_em, theta, s.c, s.weight_tol,
+        word_counts = docs.update_sum(blocks.solve_em, theta, s.c, s.weight_tol,
                                       s.weight_max_steps)
         new_theta = topics_from_counts(word_counts, s.alpha)
         secant = K > 1 and gain < s.qn_below
         if secant:
             history.append(theta_logits(new_theta))
-            docs.update(_blocks.push)
+            docs.update(blocks.push)
         if not (secant and len(history) == 3):
-            L_new = docs.sum(_blocks.objective, new_theta, s.c, "new_omega") + log_prior(new_theta)
+            L_new = docs.sum(blocks.objective, new_theta, s.c, "new_omega") + log_prior(new_theta)
         else:
             U, V = history[1] - history[0], history[2] - history[1]
             # one pass over the documents for their share of L and of the dot products
-            share = docs.sum(_blocks.candidate_and_secant, new_theta, s.c)
+            share = docs.sum(blocks.candidate_and_secant, new_theta, s.c)
             L_new = share[0] + log_prior(new_theta)
             uu, vu = share[1:] + np.array([U @ U, V @ U])
             jump = vu / (uu - vu) if uu > vu > 0 else None
@@ -197,24 +167,24 @@ def _fit_map(docs, theta_PK, settings, callback):
                 Y = history[2] + V * jump
                 qn_theta = theta_from_logits(Y, p, K)
                 _floor_topics(qn_theta, docs.total_words, s.alpha)
-                L_qn = docs.update_sum(_blocks.propose, qn_theta, jump, s.c) + log_prior(qn_theta)
+                L_qn = docs.update_sum(blocks.propose, qn_theta, jump, s.c) + log_prior(qn_theta)
                 if L_qn > L_new:
                     new_theta, L_new = qn_theta, L_qn
-                    docs.update(_blocks.accept)
+                    docs.update(blocks.accept)
                     history = [history[1], Y]
                     result.qn_accepted += 1
                     break
                 jump *= 0.5
             else:
                 history = history[1:]
-                docs.update(_blocks.drop_oldest)
+                docs.update(blocks.drop_oldest)
         if L_new < L:
             # cannot happen in exact arithmetic (every block raises L); guard against rounding
             new_theta, L_new = theta, L
-            docs.update(_blocks.keep_current)
+            docs.update(blocks.keep_current)
         gain = L_new - L
         theta, L = new_theta, L_new
-        docs.update(_blocks.commit)
+        docs.update(blocks.commit)
         result.trace.append(L)
         result.n_iter = iteration
         if callback is not None:

@@ -1,6 +1,6 @@
 r"""numba kernels of the joint-MAP topic model: the per-document weight solver and the EM pass.
 
-Notation (document 3): counts :math:`x_{ij}`, document lengths :math:`m_i`, topics
+Notation (Taddy 2012): counts :math:`x_{ij}`, document lengths :math:`m_i`, topics
 :math:`\theta_k` (stored word-major as ``theta_PK[j, k]``), weights :math:`\omega_i` (``omega_NK``)
 and word probabilities :math:`q_{ij} = \sum_k \omega_{ik}\theta_{jk}`. Every kernel loops over
 documents (or words) in a ``prange`` and reduces in a fixed order, so its results do not depend

@@ -9,7 +9,7 @@ know no model are in :mod:`mixbayes.metrics`.
 import numpy as np
 
 from .._validation import check_counts, check_random_state
-from . import _blocks, _fit, _kernels
+from . import _kernels, blocks
 
 __all__ = ["completion_split", "completion_log_likelihood"]
 
@@ -98,9 +98,9 @@ def completion_log_likelihood(topics, observed, held_out, weight_prior=None):
         observed, held_out = observed[:, keep], held_out[:, keep]
     omega = np.full((observed.shape[0], K), 1.0 / K)
     if K > 1:
-        counts = _fit.CountsCSR.from_matrix(observed)
+        counts = blocks.CountsCSR.from_matrix(observed)
         c = 1.0 / K if weight_prior is None else float(weight_prior)
-        _blocks.solve_weights(counts, theta_PK, omega, c, 1e-6, 1000)
-    held = _fit.CountsCSR.from_matrix(held_out)
+        blocks.solve_weights(counts, theta_PK, omega, c, 1e-6, 1000)
+    held = blocks.CountsCSR.from_matrix(held_out)
     total = _kernels.log_likelihood(held.indptr, held.indices, held.data, theta_PK, omega)
     return float(total / held.data.sum())

@@ -1,4 +1,4 @@
-r"""How many topics? Laplace marginal likelihood and residual dispersion (document 3, §4).
+r"""How many topics? Laplace marginal likelihood and residual dispersion (Taddy 2012, §4).
 
 **Marginal likelihood.** Laplace's method at the joint MAP, with the Hessian of
 :math:`L` (topics in simplex coordinates, weights in logits) replaced by its diagonal blocks —
@@ -39,7 +39,7 @@ from scipy.stats import chi2
 from threadpoolctl import threadpool_limits
 
 from .._validation import check_counts
-from . import _fit, _kernels
+from . import _kernels, blocks
 
 LOG_DET_FLOOR = -10.0
 
@@ -67,7 +67,7 @@ def _training_problem(model, X):
         )
     used_docs = np.flatnonzero(np.diff(X.indptr) > 0)
     used_terms = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() > 0)
-    counts = _fit.CountsCSR.from_matrix(X[used_docs][:, used_terms])
+    counts = blocks.CountsCSR.from_matrix(X[used_docs][:, used_terms])
     theta = np.ascontiguousarray(model.topics_[:, used_terms].T)
     omega = np.ascontiguousarray(model.doc_topic_[used_docs])
     return counts, clip_simplex(theta, 0), clip_simplex(omega, 1)
@@ -97,6 +97,28 @@ def block_log_determinants(counts, theta_PK, omega_NK, alpha, c):
     _kernels.topic_block_log_determinants(counts.col_indptr, counts.col_rows, counts.col_to_csr,
                                           counts.data, q, theta_PK, omega_NK, alpha, words)
     return words, _document_log_determinants(counts, q, theta_PK, omega_NK, c)
+
+
+def word_grams(counts, theta_PK, omega_NK, lo, hi):
+    """What the documents ``counts`` (weights ``omega_NK``) add to the likelihood part of the
+    word blocks of words ``lo .. hi - 1``, (hi - lo, K, K) lower triangles; the shares of
+    disjoint sets of documents add (a cluster sums its shards' before
+    :func:`floored_word_log_dets`)."""
+    q = _word_probabilities(counts, theta_PK, omega_NK)
+    K = theta_PK.shape[1]
+    grams = np.empty((hi - lo, K, K))
+    _kernels.topic_block_grams(counts.col_indptr, counts.col_rows, counts.col_to_csr,
+                               counts.data, q, omega_NK, lo, grams)
+    return grams
+
+
+def floored_word_log_dets(grams, theta_WK, alpha):
+    """The word blocks' log-determinants from their summed likelihood Grams (:func:`word_grams`)
+    and the topics' rows ``theta_WK`` of those words, each floored at :data:`LOG_DET_FLOOR`,
+    summed."""
+    out = np.empty(grams.shape[0])
+    _kernels.gram_log_determinants(grams, theta_WK, alpha, out)
+    return float(np.maximum(out, LOG_DET_FLOOR).sum())
 
 
 def _word_probabilities(counts, theta_PK, omega_NK):

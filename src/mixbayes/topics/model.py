@@ -1,4 +1,4 @@
-r"""``TopicModel``: the K-topic admixture fitted by joint MAP (document 3; R package maptpx).
+r"""``TopicModel``: the K-topic admixture fitted by joint MAP (Taddy 2012; R package maptpx).
 
 .. math::
 
@@ -32,7 +32,7 @@ from .._validation import (
 from .. import _engines
 from .._schema import Schema
 from ..exceptions import ConvergenceWarning
-from . import _blocks, _fit, _init
+from . import _fit, blocks, starts
 
 
 @_engines.runs_anywhere
@@ -73,12 +73,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         weights topic models are used for, most documents are dominated by one topic, and these
         clusters start the MAP search in the right basin. ``"buildup"``: the reference's
         deterministic scheme, topics grown one at a time from residuals on a subset of documents
-        (see :mod:`mixbayes.topics._init`); on the 20,000-document simulation of the benchmark it
+        (see :mod:`mixbayes.topics.starts`); on the 20,000-document simulation of the benchmark it
         ends in a local optimum (log posterior 2e4 lower, topic MSE 40x higher). Or given topics.
     n_init : int, default=1
         Number of ``"clusters"`` starts (each with its own seed); the fit with the highest log
         posterior is kept. A single start lands in a local optimum now and then (1 of 6 seeds of
-        the document's §5.1 simulation: two true topics shared between three fitted ones);
+        Taddy's (2012) §5.1 simulation: two true topics shared between three fitted ones);
         ``n_init=3`` costs three fits. Ignored for other starts, which are deterministic.
     random_state : int, Generator or None, default=0
         Seed of the ``"clusters"`` start (the fit itself is deterministic).
@@ -224,13 +224,13 @@ class TopicModel(TransformerMixin, BaseEstimator):
         alpha_for, c_for = self._prior_for(used_terms.size)
 
         def build_up():
-            rows = corpus.rows_of(_init.build_up_rows(corpus.n_used_total, K))
-            return _init.build_up_from(rows, K, alpha_for, c_for)
+            rows = corpus.rows_of(starts.build_up_rows(corpus.n_used_total, K))
+            return starts.build_up_from(rows, K, alpha_for, c_for)
 
-        starts = self._start_topics(
+        start_topics = self._start_topics(
             p, used_terms, warm_topics,
-            lambda seed: _init.from_clusters(corpus.used_array(), K, seed), build_up)
-        docs = self._fit_starts(starts, corpus.documents, alpha_for(K), c_for(K))
+            lambda seed: starts.from_clusters(corpus.used_array(), K, seed), build_up)
+        docs = self._fit_starts(start_topics, corpus.documents, alpha_for(K), c_for(K))
         self.doc_topic_ = corpus.doc_topic(docs, K)
         self._set_fitted(docs, p, used_terms, corpus.column_totals, corpus.n_used_total)
         self._used_docs = corpus.used_docs  # None on a cluster: the documents stay there
@@ -277,7 +277,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 "increase max_iter or tol.", ConvergenceWarning, stacklevel=4,
             )
         # final weights: the exact conditional MAP under the returned topics
-        best.update(_blocks.solve, result.state.theta_PK, c, self.weight_tol,
+        best.update(blocks.solve, result.state.theta_PK, c, self.weight_tol,
                     self.weight_max_steps)
         self._result, self._settings = result, settings
         return best
@@ -290,10 +290,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         topics = np.zeros((self.n_components, p))
         topics[:, used_terms] = theta.T
         self.topics_ = topics
-        self.usage_ = docs.sum(_blocks.weight_sums) / n_used_docs
+        self.usage_ = docs.sum(blocks.weight_sums) / n_used_docs
         self.term_frequency_ = column_totals / column_totals.sum()
         self.topic_prior_ = s.alpha
-        self.log_posterior_ = docs.sum(_blocks.objective, theta, s.c) + s.alpha * float(
+        self.log_posterior_ = docs.sum(blocks.objective, theta, s.c) + s.alpha * float(
             np.log(theta).sum())
         self.log_posterior_trace_ = np.asarray(result.trace)
         self.n_iter_ = result.n_iter
@@ -345,12 +345,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 f"{plural(int(dropped), 'word')} of X belong to terms unused in training "
                 "(probability 0 under every topic); they are left out.", UserWarning, stacklevel=3,
             )
-        counts = _fit.CountsCSR.from_matrix(X_used)
+        counts = blocks.CountsCSR.from_matrix(X_used)
         theta = np.ascontiguousarray(self.topics_[:, used].T)
         K = self.n_components
         omega = np.full((X.shape[0], K), 1.0 / K)
         if K > 1:
-            _blocks.solve_weights(counts, theta, omega, 1.0 / K, tol, max_steps)
+            blocks.solve_weights(counts, theta, omega, 1.0 / K, tol, max_steps)
         return omega, counts, theta
 
     def transform(self, X):
@@ -390,7 +390,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         n : int, default=10
         by : {"probability", "lift"}
             Rank by :math:`\theta_{kj}`, or by lift :math:`\theta_{kj}/\hat p_j` with
-            :math:`\hat p_j` the term's empirical probability (document 3, §5.2).
+            :math:`\hat p_j` the term's empirical probability (Taddy 2012, §5.2).
 
         Returns
         -------
@@ -437,8 +437,8 @@ class OneCorpus:
     def documents(self, theta_PK):
         """The non-empty documents with their start weights under ``theta_PK``."""
         if self._counts is None:
-            self._counts = _fit.CountsCSR.from_matrix(self.used_array())
-        return _blocks.Documents(_blocks.start(self._counts, theta_PK))
+            self._counts = blocks.CountsCSR.from_matrix(self.used_array())
+        return blocks.Documents(blocks.start(self._counts, theta_PK))
 
     def doc_topic(self, docs, K):
         """Every document's weights, uniform for the empty ones."""

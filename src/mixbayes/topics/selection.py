@@ -2,7 +2,7 @@ r"""Choosing the number of topics: fit K upward with warm starts and compare the
 
 For each candidate K (ascending) a :class:`~mixbayes.topics.TopicModel` is fitted, starting —
 after the first — from the previous fit's topics plus new ones seeded from its residuals
-(:func:`~mixbayes.topics._init.grow_topics`, the reference's warm start). Each fit's
+(:func:`~mixbayes.topics.starts.grow_topics`, the reference's warm start). Each fit's
 :func:`~mixbayes.topics.evidence.topic_evidence` gives the log Bayes factor against one topic and
 the residual dispersion. The scan stops after ``stop_after`` consecutive decreases of the log
 Bayes factor unless ``scan_all``; the best K is the one with the largest log Bayes factor.
@@ -20,13 +20,13 @@ from .. import _engines, metrics
 from .._progress import progress
 from .._selection import format_table, still_rising
 from .._validation import plural, validate_params
-from . import _blocks, _fit, _init
+from . import blocks, starts
 from .model import OneCorpus, TopicModel
 
 DISPERSION_LEVEL = 0.05  # the dispersion test's level for "no extra-multinomial variation left"
 # The fits' stopping rule when no estimator is given: a gain of at most 3e-6 nats per word, a
 # closer MAP than TopicModel's default 1e-5 asks for, since the evidence reads the curvature at
-# the mode: on the document's §5.1 design (100k words) the log Bayes factors move by 600-1,100
+# the mode: on Taddy's (2012) §5.1 design (100k words) the log Bayes factors move by 600-1,100
 # nats from 1e-5 to 3e-6 (the choice of K does not), and the residual dispersion one topic below
 # the truth, 1.0017 at 3e-6, falls to 0.9996 at 1e-5 on one of five seeds. On 20 Newsgroups
 # (K = 20) 3e-6 costs 10% more iterations than 1e-5 (279 against 253).
@@ -149,15 +149,15 @@ def _warm_topics(previous, X, n_components):
     """The previous fit's topics plus residual topics, as a (K, n_features) array."""
     counts, theta, omega = _training_counts(previous, X)
     alpha_for, c_for = previous._prior_for(theta.shape[0])
-    docs = _blocks.Documents(_blocks.with_weights(counts, omega))
-    grown = _init.grow_topics(docs, theta, n_components, alpha_for, c_for)
+    docs = blocks.Documents(blocks.with_weights(counts, omega))
+    grown = starts.grow_topics(docs, theta, n_components, alpha_for, c_for)
     topics = np.zeros((n_components, previous.n_features_in_))
     topics[:, previous._used_terms] = grown.T
     return topics
 
 
 def _training_counts(model, X):
-    counts = _fit.CountsCSR.from_matrix(X[model._used_docs][:, model._used_terms])
+    counts = blocks.CountsCSR.from_matrix(X[model._used_docs][:, model._used_terms])
     theta = np.ascontiguousarray(model.topics_[:, model._used_terms].T)
     omega = np.ascontiguousarray(model.doc_topic_[model._used_docs])
     return counts, theta, omega

@@ -25,14 +25,14 @@ import warnings
 import numpy as np
 
 from ..exceptions import ConvergenceWarning
-from . import _blocks, _fit
+from . import _fit, blocks
 
 
 def residual_topic(docs, theta_PK, threshold=3.0):
     """The normalised excess counts where the fit under-predicts (see module docstring), of the
-    documents ``docs`` (:class:`~mixbayes.topics._blocks.Documents`) at their weights."""
+    documents ``docs`` (:class:`~mixbayes.topics.blocks.Documents`) at their weights."""
     p = theta_PK.shape[0]
-    share = docs.sum(_blocks.residual, theta_PK, threshold)
+    share = docs.sum(blocks.residual, theta_PK, threshold)
     topic = (share[:p] if share[-1] else share[p:2 * p]) + 1.0 / p
     return topic / topic.sum()
 
@@ -53,10 +53,10 @@ def grow_topics(docs, theta_PK, n_components, alpha_for, c_for, em_steps=3, weig
         theta = np.column_stack([theta, new])
         theta /= theta.sum(axis=0)
         alpha, c = alpha_for(K + 1), c_for(K + 1)
-        docs.update(_blocks.restart, theta)
-        docs.update(_blocks.solve, theta, c, weight_tol, weight_max_steps)
+        docs.update(blocks.restart, theta)
+        docs.update(blocks.solve, theta, c, weight_tol, weight_max_steps)
         for _ in range(em_steps):
-            theta = _fit.topics_from_counts(docs.update_sum(_blocks.em, theta, c), alpha)
+            theta = _fit.topics_from_counts(docs.update_sum(blocks.em, theta, c), alpha)
     return theta
 
 
@@ -75,10 +75,10 @@ def build_up_rows(n, n_components):
 def build_up_from(X_rows, n_components, alpha_for, c_for, em_steps=3):
     """:func:`build_up` given its documents ``X_rows`` (:func:`build_up_rows` of the corpus)."""
     p = X_rows.shape[1]
-    subset = _fit.CountsCSR.from_matrix(X_rows)
+    subset = blocks.CountsCSR.from_matrix(X_rows)
     column_totals = np.asarray(X_rows.sum(axis=0)).ravel()
     theta = ((column_totals + 1.0 / p) / (column_totals.sum() + 1.0))[:, None]
-    docs = _blocks.Documents(_blocks.with_weights(subset, np.ones((X_rows.shape[0], 1))))
+    docs = blocks.Documents(blocks.with_weights(subset, np.ones((X_rows.shape[0], 1))))
     return grow_topics(docs, theta, n_components, alpha_for, c_for, em_steps)
 
 

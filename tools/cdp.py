@@ -4,8 +4,9 @@ Chromium started with ``--remote-debugging-pipe`` reads commands on file descrip
 writes replies and events on 4: JSON messages, each ended by a NUL byte. :class:`Browser`
 opens one page, records every console error, uncaught exception and failed load, and offers
 ``evaluate`` (JavaScript, value returned), ``click`` (a real mouse click at a point) and
-``screenshot`` (PNG bytes). Used by tests/test_report_browser.py and
-bench/report_screenshots.py.
+``screenshot`` (PNG bytes). Used by tests/report/test_report_browser.py and
+bench/report_screenshots.py, which both import it from here (tools/: development tools that
+the tests and the benchmarks share, not part of the package).
 """
 
 from __future__ import annotations

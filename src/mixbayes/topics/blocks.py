@@ -23,9 +23,37 @@ from .._sizes import Sized
 from . import _kernels
 
 
+@dataclass
+class CountsCSR(Sized):
+    """Counts prepared once per fit: CSR (documents) and CSC (words) views of the same entries."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray  # float64 counts, CSR order
+    col_indptr: np.ndarray
+    col_rows: np.ndarray
+    col_to_csr: np.ndarray  # position in CSR order of each CSC entry
+    lengths: np.ndarray  # (n,) m_i
+    shape: tuple
+
+    @classmethod
+    def from_matrix(cls, X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        positions = sp.csr_matrix(
+            (np.arange(X.nnz, dtype=np.float64), X.indices, X.indptr), shape=X.shape
+        ).tocsc()
+        positions.sort_indices()
+        return cls(
+            X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
+            positions.indptr.astype(np.int64), positions.indices.astype(np.int64),
+            positions.data.astype(np.int64), np.asarray(X.sum(axis=1)).ravel(), X.shape,
+        )
+
+
 @dataclass(frozen=True)
 class Block(Sized):
-    """Documents (``counts``, a :class:`~mixbayes.topics._fit.CountsCSR`) and their state."""
+    """Documents (``counts``, a :class:`CountsCSR`) and their state."""
 
     counts: object
     omega: np.ndarray  # (n, K) current weights
@@ -77,7 +105,7 @@ def candidate_and_secant(block, theta_PK, c):
 
 def residual(block, theta_PK, threshold=3.0):
     """The documents' share of the residual topic (see
-    :func:`~mixbayes.topics._init.residual_topic`): the excess counts per word where the
+    :func:`~mixbayes.topics.starts.residual_topic`): the excess counts per word where the
     standardised residual passes ``threshold``, the positive excess per word, and how many
     residuals pass."""
     counts = block.counts
