@@ -1,5 +1,5 @@
 """Tree-shaped clustering: Bayesian hierarchical mixture clustering with max-margin posterior
-regularisation (document 5)."""
+regularisation (Huang et al. 2021)."""
 
 from ._tree import Tree
 from .model import HierarchicalMixture

@@ -1,4 +1,4 @@
-r"""Max-margin posterior regularisation of the tree (document 5, §3), made exact.
+r"""Max-margin posterior regularisation of the tree (Huang et al. 2021, §3), made exact.
 
 Every node :math:`z` below the root carries a discriminant :math:`\eta_z \in \mathbb R^{d+1}`
 acting on :math:`\tilde x = (x, 1)`, with prior :math:`\eta_z \sim N(0, \nu^2 I)`. For point

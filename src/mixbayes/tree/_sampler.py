@@ -1,4 +1,4 @@
-r"""The MCMC sampler of BHMC with max-margin posterior regularisation (document 5, Algorithm 2).
+r"""The MCMC sampler of BHMC with max-margin posterior regularisation (Huang et al. 2021, Algorithm 2).
 
 Model (depth :math:`L`; node :math:`z_0` is the root):
 
@@ -38,7 +38,7 @@ One sweep, each step exact for its conditional target:
    :math:`w_z` of :math:`\beta^*_z` is :math:`\mathrm{Beta}(1, \gamma_0)` at the root,
    :math:`\mathrm{Beta}(\gamma\beta^*_p w_p + 1, \gamma\beta^*_p(1 - w_p))` on the point's path
    (size-biased: each ancestor has seen the draw) and
-   :math:`\mathrm{Beta}(\gamma\beta^*_p w_p, \gamma\beta^*_p(1 - w_p))` elsewhere (the document's
+   :math:`\mathrm{Beta}(\gamma\beta^*_p w_p, \gamma\beta^*_p(1 - w_p))` elsewhere (Huang et al.'s
    rule, which is the prior's and holds only off the path); its mean (and precision) is drawn
    given :math:`x_n`. Components left empty are merged back into the remainders.
 3. **Weights** by auxiliary table counts (Teh et al. 2006), leaves to root: a leaf's customers

@@ -237,7 +237,7 @@ def rcdll(data, state, loglik=None):
     .. math:: \sum_n [\log f(x_n\mid\mu_{c_n}) + \log\beta_{v_{nL}c_n}] + \log p(\mathbf V)
               - 2C\sum_n\xi_n,
 
-    :math:`p(\mathbf V)` the nested CRP (the choice of terms is ours: the document's formula is
+    :math:`p(\mathbf V)` the nested CRP (the choice of terms is ours: Huang et al.'s formula is
     lost in its text)."""
     if loglik is None:
         loglik = state_loglik(data, state)

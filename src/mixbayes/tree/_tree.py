@@ -1,6 +1,6 @@
 """The fitted tree: the kept state simplified for display, with Newick and JSON export.
 
-Simplification (document 5, §4): empty nodes are never kept, and a node without siblings is
+Simplification (Huang et al. 2021, §4): empty nodes are never kept, and a node without siblings is
 merged into its parent, repeatedly; the merged node keeps the parent's number and level.
 """
 

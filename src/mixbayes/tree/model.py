@@ -1,5 +1,5 @@
 r"""``HierarchicalMixture``: Bayesian hierarchical mixture clustering (BHMC) with max-margin
-posterior regularisation (document 5), fitted by MCMC (:mod:`mixbayes.tree._sampler`)."""
+posterior regularisation (Huang et al. 2021), fitted by MCMC (:mod:`mixbayes.tree._sampler`)."""
 
 from __future__ import annotations
 
