@@ -14,7 +14,7 @@ children of :math:`v_{n,\ell-1}`)
 posterior times :math:`\prod_z N(\eta_z; 0, \nu^2 I)\,\exp(-2C\sum_n \xi_n)`. The arg-max
 :math:`s_n = (\ell, z)` is :func:`worst_violations`.
 
-The document samples :math:`\eta` from a Gaussian given :math:`\lambda` *and* :math:`s`, but
+Huang et al. (2021) sample :math:`\eta` from a Gaussian given :math:`\lambda` *and* :math:`s`, but
 :math:`s` is itself a function of :math:`\eta`, so that draw is not the conditional of
 :math:`\eta` (which is piecewise Gaussian). Here :math:`\eta` is updated one node at a time, as
 Zhu et al. (2014, JMLR, Gibbs max-margin topic models, multi-class case) do for Crammer–Singer
