@@ -63,14 +63,14 @@ def samplers():
 
     import mixbayes as mb
 
-    from mixbayes.hdp import _kernels
+    from mixbayes import _kernel_tools
 
     corpus, _ = mb.datasets.make_hdp_data(10, 20, n_words=20, random_state=0)
     mb.HDPMixture(n_iter=5).fit(corpus.counts)
-    serial_below = _kernels._SERIAL_BELOW
-    _kernels._SERIAL_BELOW = 0  # the group loops' parallel builds
+    threshold = _kernel_tools._PARALLEL_FROM
+    _kernel_tools._PARALLEL_FROM = 0  # the group loops' parallel builds
     mb.HDPMixture(n_iter=2).fit(corpus.counts)
-    _kernels._SERIAL_BELOW = serial_below
+    _kernel_tools._PARALLEL_FROM = threshold
     X, _ = mb.datasets.make_gaussian_mixture(120, 2, 3, random_state=0)
     mb.HDPMixture("gaussian", n_iter=5).fit(X, groups=np.arange(120) % 4)
     points, _ = mb.datasets.make_tree_data(60, random_state=0)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .._kernel_tools import renamed
+from .._kernel_tools import renamed, runs_parallel
 
 
 @njit(cache=True, inline="always")
@@ -185,7 +185,11 @@ def _customer_step(group_ptr, row_of, loglik, table_dish, table_weight, n_tables
 # The group loops below are compiled twice: in parallel, and serial for small problems, where
 # launching a parallel region costs more than the work (and stalls for milliseconds when the
 # other core is busy). prange is range in the serial build, so both give identical results.
-_SERIAL_BELOW = 50_000  # observations
+# The choice is the package's one policy (_kernel_tools.runs_parallel), a loop counted as about
+# 100 multiply-adds an observation (a draw over its group's tables and the dishes): serial
+# below 50,000 observations, and wherever n_jobs allows one thread.
+_WORK_PER_OBSERVATION = 100
+_SERIAL_BELOW = 50_000  # observations: _kernel_tools._PARALLEL_FROM / _WORK_PER_OBSERVATION
 
 
 def _both(function):
@@ -213,8 +217,9 @@ class GroupKernels(NamedTuple):
 
 
 def use_serial(n_observations):
-    """Whether a problem this size runs the serial builds of the group loops."""
-    return n_observations < _SERIAL_BELOW
+    """Whether a problem this size runs the serial builds of the group loops (under the
+    threads :func:`mixbayes._kernel_tools.threads` allows)."""
+    return not runs_parallel(n_observations * _WORK_PER_OBSERVATION)
 
 
 def group_kernels(n_observations):
