@@ -10,6 +10,7 @@ from threadpoolctl import threadpool_info
 
 import mixbayes as mb
 from mixbayes import _kernel_tools
+from mixbayes.cli import main
 
 THREADED = (mb.DirichletMultinomialMixture, mb.VariationalGaussianMixture, mb.TopicModel,
             mb.HDPMixture)
@@ -142,3 +143,19 @@ def test_point_fits_do_not_depend_on_n_jobs(monkeypatch):
         np.testing.assert_array_equal(getattr(fits[0], name), getattr(fits[1], name), name)
     assert fits[0].n_iter_ > 1
 
+
+def test_cli_n_jobs(monkeypatch, tmp_path, capsys):
+    docs, _ = mb.datasets.make_dmm_corpus(60, 30, 2, mean_length=15, random_state=0)
+    docs.write(tmp_path / "data", format="mtx")
+    seen = _spy(monkeypatch, mb.DirichletMultinomialMixture, "_fit_labels")
+    status = main(["cluster", str(tmp_path / "data" / "counts.mtx"), "--model", "dmm", "-k",
+                   "2", "--n-jobs", "1", "--out", str(tmp_path / "o"), "-q"])
+    assert status == 0 and seen == [(1, {1})]
+    assert '"n_jobs": 1' in (tmp_path / "o" / "summary.json").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", "--n-jobs", "0", "--out", str(tmp_path / "d")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--n-jobs" in err and "got 0" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "d").exists()
