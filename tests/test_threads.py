@@ -159,3 +159,30 @@ def test_cli_n_jobs(monkeypatch, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--n-jobs" in err and "got 0" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("given", [None, "ACTIVE"])
+def test_the_layer_loads_with_passive_waiting_unless_told(given):
+    """numba's OpenMP runtime reads OMP_WAIT_POLICY when it loads: mixbayes sets PASSIVE for
+    that moment (libgomp reports it as a spin count of 0), restores the environment, and
+    leaves a policy the user chose alone."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["OMP_DISPLAY_ENV"] = "verbose"  # libgomp prints its settings when it loads
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = ("import os, numba; from mixbayes import _kernel_tools; _kernel_tools.load_layer(); "
+            "print(numba.threading_layer(), os.environ.get('OMP_WAIT_POLICY'))")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    layer, policy = result.stdout.split()
+    assert policy == str(given)  # the environment as it was
+    spins = [line for line in result.stderr.splitlines() if "GOMP_SPINCOUNT" in line]
+    if layer != "omp" or not spins:
+        pytest.skip("numba's threading layer here is not GNU OpenMP")
+    # the last runtime to load is numba's (scikit-learn's own libgomp loads on import)
+    assert (spins[-1].split("=")[1].strip() == "'0'") == (given is None), spins

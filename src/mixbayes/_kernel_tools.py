@@ -19,12 +19,14 @@ The policy (issue 23: speed that survives a busy machine)
   around every fit; None: the enclosing :func:`threads` block's, else every core; -1 every
   core; a negative n: cores + 1 + n; 1: the serial builds everywhere). Results are identical
   whatever it is.
-* **The threading layer**: numba's default, OpenMP here (GNU libgomp). ``workqueue`` is
-  always available but not thread-safe: two threads launching parallel regions at once (the
-  in-process Dask workers of a distributed fit, a user's thread pool) abort the process; TBB
-  would be a new dependency. libgomp's threads spin a while after a region before they sleep
-  (``OMP_WAIT_POLICY``): see :data:`_PARALLEL_FROM` for what that costs beside busy
-  processes and why the threshold, not the wait policy, is the remedy.
+* **The threading layer**: numba's default, OpenMP here (GNU libgomp), loaded with passive
+  waiting (:func:`load_layer`): libgomp's threads otherwise spin after every region, and
+  beside busy processes a spinning thread holds the core its region's partner waits for (the
+  DMM start's assignment kernel, 0.35 ms a call quiet, took 24 ms beside one busy process;
+  passive, 0.7 ms). ``workqueue`` is always available but not thread-safe: two threads
+  launching parallel regions at once (the in-process Dask workers of a distributed fit, a
+  user's thread pool) abort the process; TBB would be a new dependency for what passive
+  OpenMP already gives.
 
 Figures of the benchmark beside busy processes: ``docs/benchmarks.md``, "Speed beside busy
 processes" (``bench/bench_busy.py``).
@@ -33,6 +35,7 @@ processes" (``bench/bench_busy.py``).
 import contextlib
 import contextvars
 import math
+import os
 import types
 
 import numba
@@ -118,7 +121,45 @@ def twice(py_func):
 def runs_parallel(work):
     """Whether a kernel call of ``work`` multiply-adds runs its parallel build: from
     :data:`_PARALLEL_FROM`, and only where more than one thread is allowed (:func:`threads`)."""
-    return work >= _PARALLEL_FROM and numba.get_num_threads() > 1
+    return work >= _PARALLEL_FROM and _num_threads() > 1
+
+
+# ---------------------------------------------------------------------- the threading layer
+_WAIT_POLICY = "OMP_WAIT_POLICY"
+_layer_loaded = False
+
+
+def _num_threads():
+    """numba's thread count for this thread, its threading layer loaded with passive waiting
+    the first time (:func:`load_layer`)."""
+    if not _layer_loaded:
+        load_layer()
+    return numba.get_num_threads()
+
+
+def load_layer():
+    """Load numba's threading layer (numba does on its first parallel call, or its first
+    thread-count call) with OpenMP's passive wait, unless ``OMP_WAIT_POLICY`` is set already.
+
+    GNU libgomp reads ``OMP_WAIT_POLICY`` once, when it is loaded; by default its threads spin
+    after a parallel region before they sleep. Beside busy processes those spinning threads
+    hold cores the region's other threads wait for: the DMM start's assignment kernel
+    (classic3, K = 3) took 0.35 ms a call quiet in its parallel build, 24 ms beside one busy
+    process and 40 ms beside three; loaded passive, 0.65-0.69 ms in all three (its serial
+    build: 0.7 ms). The variable is set only while the layer loads, then restored, so other
+    OpenMP libraries the process loads later keep their own default. (A process that ran a
+    numba parallel region before it imported mixbayes keeps the policy it loaded with.)
+    """
+    global _layer_loaded
+    given = os.environ.get(_WAIT_POLICY)
+    if given is None:
+        os.environ[_WAIT_POLICY] = "PASSIVE"
+    try:
+        numba.get_num_threads()  # loads the layer (and libgomp, reading the variable)
+    finally:
+        if given is None:
+            os.environ.pop(_WAIT_POLICY, None)
+    _layer_loaded = True
 
 
 # multiply-adds per call from which the parallel build runs. A parallel region's threads wait
@@ -162,7 +203,7 @@ def threads(n_jobs=None):
     this thread's own, so other threads are untouched), BLAS on one thread."""
     check_param("n_jobs", n_jobs, NJobs())
     count = thread_count(n_jobs)
-    previous = numba.get_num_threads()
+    previous = _num_threads()
     token = _ENCLOSING.set(count)
     numba.set_num_threads(count)
     try:
