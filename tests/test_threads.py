@@ -17,8 +17,9 @@ THREADED = (mb.DirichletMultinomialMixture, mb.VariationalGaussianMixture, mb.To
 CORES = numba.config.NUMBA_NUM_THREADS
 
 
-def _blas_threads():
-    return {info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+def _pool_threads():
+    """The thread counts of every pool threadpoolctl sees (BLAS, OpenMP runtimes)."""
+    return {info["num_threads"] for info in threadpool_info()}
 
 
 @pytest.mark.parametrize("cls", THREADED, ids=lambda c: c.__name__)
@@ -38,7 +39,7 @@ def test_the_tree_has_no_n_jobs_and_fits_serially(monkeypatch):
     seen = []
     original = mb.HierarchicalMixture._fit
     monkeypatch.setattr(mb.HierarchicalMixture, "_fit", lambda self, X: (
-        seen.append((numba.get_num_threads(), _blas_threads())), original(self, X))[1])
+        seen.append((numba.get_num_threads(), _pool_threads())), original(self, X))[1])
     X, _ = mb.datasets.make_tree_data(30, random_state=0)
     mb.HierarchicalMixture(2, n_iter=2).fit(X)
     assert seen == [(1, {1})]
@@ -54,19 +55,19 @@ def test_thread_counts():
 
 
 def test_threads_sets_and_restores_numba_and_blas():
-    before_numba, before_blas = numba.get_num_threads(), _blas_threads()
+    before_numba, before_blas = numba.get_num_threads(), _pool_threads()
     with _kernel_tools.threads(1) as count:
-        assert count == 1 and numba.get_num_threads() == 1 and _blas_threads() == {1}
+        assert count == 1 and numba.get_num_threads() == 1 and _pool_threads() == {1}
         assert not _kernel_tools.runs_parallel(10**12)  # one thread: the serial builds
         with _kernel_tools.threads(None) as inner:  # None: the enclosing block's count
             assert inner == 1 and numba.get_num_threads() == 1
         with _kernel_tools.threads(-1) as inner:
             assert inner == CORES and numba.get_num_threads() == CORES
-            assert _blas_threads() == {1}  # BLAS: one thread in a fit whatever n_jobs
+            assert _pool_threads() == {1}  # BLAS, OpenMP: one thread in a fit whatever n_jobs
             assert _kernel_tools.runs_parallel(10**12) == (CORES > 1)
             assert not _kernel_tools.runs_parallel(_kernel_tools._PARALLEL_FROM - 1)
         assert numba.get_num_threads() == 1
-    assert numba.get_num_threads() == before_numba and _blas_threads() == before_blas
+    assert numba.get_num_threads() == before_numba and _pool_threads() == before_blas
     with pytest.raises(ValueError, match="n_jobs must be"):
         with _kernel_tools.threads(0):
             pass
@@ -74,12 +75,12 @@ def test_threads_sets_and_restores_numba_and_blas():
 
 
 def _spy(monkeypatch, cls, name):
-    """Record numba's thread count and the BLAS pools' while ``cls.name`` runs."""
+    """Record numba's thread count and the other pools' while ``cls.name`` runs."""
     seen = []
     original = getattr(cls, name)
 
     def spy(self, *args, **kwargs):
-        seen.append((numba.get_num_threads(), _blas_threads()))
+        seen.append((numba.get_num_threads(), _pool_threads()))
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(cls, name, spy)

@@ -9,9 +9,10 @@ The policy (issue 23: speed that survives a busy machine)
   sampler's group loops ask it too). A parallel region costs tens of microseconds to launch,
   more than a small corpus's whole pass, and on a machine whose other core is busy its
   threads are descheduled and the region stalls for milliseconds.
-* **BLAS single-threaded inside a fit.** Every BLAS call of a fit loop is a small dense
-  product (K x K, d x d, the topic model's secant dot products); the large products are numba
-  kernels. An OpenBLAS pool woken between two numba regions spins and fights their threads
+* **BLAS (and scikit-learn's OpenMP) single-threaded inside a fit.** Every BLAS call of a
+  fit loop is a small dense product (K x K, d x d, the topic model's secant dot products); the
+  large products are numba kernels; the Gaussian mixture's k-means start runs on at most
+  10,000 rows (five k-means fits on wdbc: 5 ms on one thread, 84-925 ms on two under load). An OpenBLAS pool woken between two numba regions spins and fights their threads
   for the cores, and OpenBLAS splits a long dot product between its threads, so its sum would
   depend on the thread count: with one BLAS thread a fit's answer does not depend on
   ``n_jobs`` (every numba kernel reduces in a fixed order).
@@ -200,14 +201,18 @@ def thread_count(n_jobs):
 def threads(n_jobs=None):
     """Run the ``with`` block (a fit) under the policy: numba's kernels on at most
     :func:`thread_count` ``(n_jobs)`` threads (1: the serial builds only; numba's count is
-    this thread's own, so other threads are untouched), BLAS on one thread."""
+    this thread's own, so other threads are untouched), BLAS and every other thread pool
+    threadpoolctl finds (scikit-learn's OpenMP, which the Gaussian mixture's k-means start
+    uses) on one thread."""
     check_param("n_jobs", n_jobs, NJobs())
     count = thread_count(n_jobs)
     previous = _num_threads()
     token = _ENCLOSING.set(count)
     numba.set_num_threads(count)
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        # every pool threadpoolctl finds: BLAS, scikit-learn's OpenMP (the GMM's k-means
+        # start); numba gives its regions its own count, so its kernels are not limited
+        with threadpool_limits(limits=1):
             yield count
     finally:
         numba.set_num_threads(previous)
