@@ -137,8 +137,15 @@ def main():
         settings = f"; medians of {args.repeats} runs" + (" (--quick)" if args.quick else "")
         if args.n_jobs is not None:
             settings += f", n_jobs={args.n_jobs}"
+        warning = ""
+        if start_load >= 1.0:
+            warning = ("\n\n**Measured under load**: other processes kept the machine busy "
+                       f"(1-minute load average {start_load:.2f} before the first fit), so the "
+                       "ratios are not the goals' test on an idle machine; read each fit "
+                       "against the reference row, whose slowdown is this machine's fair "
+                       "share at the time.")
         write_section(args.write, "## Speed beside busy processes (`python bench/bench_busy.py`)",
-                      f"{settings}; {loads}", table + "\n\n" + POLICY)
+                      f"{settings}; {loads}{warning}", table + "\n\n" + POLICY)
 
 
 POLICY = ("The threading policy (`mixbayes/_kernel_tools.py`, one for every kernel): a numba "
