@@ -18,7 +18,9 @@ import scipy.sparse as sp
 __all__ = [
     "Interval",
     "Options",
+    "NJobs",
     "validate_params",
+    "check_param",
     "check_counts",
     "check_points",
     "check_n_components",
@@ -124,6 +126,20 @@ class RandomState:
         return "None, a non-negative integer or a numpy random generator"
 
 
+@dataclass(frozen=True)
+class NJobs:
+    """A rule for ``n_jobs`` (scikit-learn's): None or a non-zero integer (see
+    :func:`mixbayes._kernel_tools.thread_count` for what each means)."""
+
+    def accepts(self, value) -> bool:
+        return value is None or (isinstance(value, numbers.Integral)
+                                 and not isinstance(value, bool) and value != 0)
+
+    def describe(self) -> str:
+        return ("None (the default policy), a positive number of threads, or a negative "
+                "integer (-1: every core, -2: all but one)")
+
+
 def _wrong_type(rule, value) -> bool:
     """Whether ``value`` fails ``rule`` by its type (a TypeError) rather than its range."""
     if isinstance(rule, Interval):
@@ -146,11 +162,16 @@ def validate_params(owner, rules: dict) -> None:
         the message names the parameter, the rule and the value received.
     """
     for name, rule in rules.items():
-        value = getattr(owner, name)
-        if rule.accepts(value):
-            continue
-        error = TypeError if _wrong_type(rule, value) else ValueError
-        raise error(f"{name} must be {rule.describe()}; got {value!r}.")
+        check_param(name, getattr(owner, name), rule)
+
+
+def check_param(name, value, rule) -> None:
+    """Check one parameter ``name`` of value ``value`` against ``rule``, as
+    :func:`validate_params` does."""
+    if rule.accepts(value):
+        return
+    error = TypeError if _wrong_type(rule, value) else ValueError
+    raise error(f"{name} must be {rule.describe()}; got {value!r}.")
 
 
 def check_random_state(seed) -> np.random.Generator:

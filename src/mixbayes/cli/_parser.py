@@ -94,6 +94,18 @@ def document_count_option(text):
     return value
 
 
+def n_jobs_option(text):
+    """An argparse type for --n-jobs: a whole number other than 0 (scikit-learn's n_jobs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be a number of threads (1 or more) or -1 for "
+                                         "every core; got 0")
+    return value
+
+
 def add_text_options(parser):
     parser.add_argument("--text-column", default=None, metavar="NAME",
                         help="CSV column holding the text (default: text)")
@@ -124,6 +136,10 @@ def add_common(parser, out_default):
                         help="random seed, 0 or more (default: %(default)s)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="top words shown per cluster or topic (default: %(default)s)")
+    parser.add_argument("--n-jobs", type=n_jobs_option, default=None, metavar="N",
+                        help="threads the fit may use: N, or -1 for every core (default: "
+                        "every core, for the large kernels only; 1 runs serially, kindest on "
+                        "a shared machine)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bar (default: a bar on runs over a second)")
     parser.add_argument("--report", action="store_true",

@@ -52,7 +52,7 @@ _CLI_WORDS = {
     "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
     "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth",
-    "margin_weight": "--margin-weight",
+    "margin_weight": "--margin-weight", "n_jobs": "--n-jobs",
 }
 
 
@@ -100,7 +100,7 @@ def read_settings(parsed):
     if args.command == "demo":
         return Settings(Options(values), dict(
             command="demo", input="classic3 (embedded)", model="dmm", n_components=3,
-            seed=args.seed, top=args.top))
+            seed=args.seed, top=args.top, **_threads(args)))
     points = False
     defaulted = set()  # the options left to their defaults
     settings = dict(command=args.command, input=args.input)
@@ -165,9 +165,15 @@ def read_settings(parsed):
     if args.select is not None:
         settings["select"] = range_text(args.select)
     _dask.check(args, settings)
-    settings.update(labels=args.labels, seed=args.seed, top=args.top, out=args.out)
+    settings.update(labels=args.labels, seed=args.seed, top=args.top, out=args.out,
+                    **_threads(args))
     values["defaulted"] = frozenset(defaulted)
     return Settings(Options(values), settings)
+
+
+def _threads(args):
+    """``n_jobs`` for summary.json, when --n-jobs was given (results do not depend on it)."""
+    return {} if args.n_jobs is None else {"n_jobs": args.n_jobs}
 
 
 def range_text(candidates):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._kernel_tools import softmax_row, twice as _twice
+from .._kernel_tools import ordered_sum, softmax_row, twice as _twice
 
 # Where a statistic s is below this fraction of the prior concentration a, the Dirichlet
 # parameter a + s is a plus a negligible amount: a second-order Taylor expansion around a has
@@ -90,7 +90,8 @@ def _polya_sums(stats, a):
         parts[c, 0] = v0
         parts[c, 1] = v1
         parts[c, 2] = v2
-    return parts.sum(axis=0)
+    return np.array([ordered_sum(parts[:, 0]), ordered_sum(parts[:, 1]),
+                     ordered_sum(parts[:, 2])])
 
 
 def _compressed_times_dense(indptr, indices, data, dense, out):

@@ -15,11 +15,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._kernel_tools import threads
 from .._progress import progress
 from .._schema import Schema
 from .._terms import top_terms
 from .._validation import (
     Interval,
+    NJobs,
     Options,
     RandomState,
     check_counts,
@@ -136,6 +138,12 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         Initial allocation of table sticks per group; it grows as the slices demand and does not
         change the posterior (see :mod:`mixbayes.hdp._sampler`).
     random_state : int, Generator or None, default=0
+    n_jobs : int or None, default=None
+        Threads the fit's numba kernels may use (scikit-learn's convention): None, the
+        library's policy (every core, for problems of at least 50,000 observations;
+        smaller ones run serially); 1 serial; -1 every core; n that many. Results do not depend
+        on it. BLAS runs on one thread inside a fit whatever it is (see
+        :mod:`mixbayes._kernel_tools`).
     verbose : int, default=0
         Progress bar over sweeps.
 
@@ -194,6 +202,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         "initial_table_cap": Interval("int", 1),
         "point_estimate": Options((None, "vi", "binder")),
         "random_state": RandomState(),
+        "n_jobs": NJobs(),
         "verbose": Interval("int", 0),
     }
 
@@ -202,7 +211,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                  group_concentration_prior=DEFAULT_GROUP_PRIOR,
                  n_iter=100, burn_in=None, n_chains=1, init="crf", moves="all", word_prior=None,
                  prior_mean=None, prior_precision=None, observation_precision=None,
-                 initial_table_cap=20, point_estimate=None, random_state=0, verbose=0):
+                 initial_table_cap=20, point_estimate=None, random_state=0, n_jobs=None,
+                 verbose=0):
         self.kernel = kernel
         self.top_concentration = top_concentration
         self.group_concentration = group_concentration
@@ -220,6 +230,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         self.initial_table_cap = initial_table_cap
         self.point_estimate = point_estimate
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ what services read
@@ -346,8 +357,14 @@ class HDPMixture(ClusterMixin, BaseEstimator):
             Called after every sweep as ``callback(chain, sweep, info)`` with ``info`` a dict
             of ``n_dishes``, ``n_tables``, ``log_joint`` and ``labels`` (the observations'
             dishes, in the order of :attr:`labels_`); returning ``False`` stops that chain.
+
+        The group loops use at most ``n_jobs`` threads (:func:`mixbayes._kernel_tools.threads`).
         """
         top_prior, group_prior = self._check_params()
+        with threads(self.n_jobs):
+            return self._fit(X, groups, callback, top_prior, group_prior)
+
+    def _fit(self, X, groups, callback, top_prior, group_prior):
         if self.kernel == "categorical":
             data, order, n_features = self._grouped_tokens(X, groups)
         else:

@@ -38,6 +38,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _engines
+from .._kernel_tools import threads
 from .._progress import progress
 from .._schema import Schema
 from .._validation import (
@@ -224,9 +225,15 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         array (or a :class:`~mixbayes.distributed.ShardedCorpus`) is fitted on the running
         ``dask.distributed`` client, and ``labels_`` is then a dask array. The start runs on
         at most :func:`~mixbayes._engines.start_sample` evenly spaced rows, here, whatever the
-        engine; every CAVI iteration then reads all rows.
+        engine; every CAVI iteration then reads all rows. The kernels use at most ``n_jobs``
+        threads (:func:`mixbayes._kernel_tools.threads`).
         """
         validate_params(self, self._parameter_rules)
+        with threads(self.n_jobs):
+            return self._fit_labels(X)
+
+    def _fit_labels(self, X):
+        """The fit (parameters validated), under the threads of ``n_jobs``; the labels."""
         self._check_engine(_engines.engine_for(X))
         rows = _engines.engine_for(X).rows(X, self._fit_values, self._points)
         self._check_params(rows.n)

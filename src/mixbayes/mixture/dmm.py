@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _engines
 from .._progress import progress
 from .._terms import top_terms
-from .._validation import Either, Interval, Options, RandomState, check_counts
+from .._validation import Either, Interval, NJobs, Options, RandomState, check_counts
 from ..diagnostics import split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.multinomial import MultinomialFamily, WordStats, log_multinomial_coefficient
@@ -110,6 +110,12 @@ class DirichletMultinomialMixture(VariationalMixture):
         closer to the truth on every set).
     random_state : int, Generator or None, default=0
         Seed; every restart and chain gets its own independent stream.
+    n_jobs : int or None, default=None
+        Threads the fit's numba kernels may use (scikit-learn's convention): None, the
+        library's policy (every core, for kernel calls of at least 5 million multiply-adds;
+        smaller ones run serially); 1 serial; -1 every core; n that many. Results do not depend
+        on it. BLAS runs on one thread inside a fit whatever it is (see
+        :mod:`mixbayes._kernel_tools`).
     verbose : int, default=0
         0: silent; 1: a progress bar for runs that take over a second; 2: always a bar.
 
@@ -179,6 +185,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         "max_samples": Interval("int", 0),
         "point_estimate": Options((None, "vi", "binder")),
         "random_state": RandomState(),
+        "n_jobs": NJobs(),
         "verbose": Interval("int", 0),
     }
 
@@ -200,6 +207,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         max_samples=500,
         point_estimate=None,
         random_state=0,
+        n_jobs=None,
         verbose=0,
     ):
         self.n_components = n_components
@@ -217,6 +225,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         self.max_samples = max_samples
         self.point_estimate = point_estimate
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ hooks of the loop
@@ -306,14 +315,14 @@ class DirichletMultinomialMixture(VariationalMixture):
         return state, family
 
     # ------------------------------------------------------------------ the Gibbs engine
-    def fit_predict(self, X, y=None):
+    def _fit_labels(self, X):
         if self.point_estimate is not None and self.inference != "gibbs":
             raise ValueError(
                 f"point_estimate={self.point_estimate!r} needs inference='gibbs' (the kept "
                 "draws); a variational fit's partition posterior is "
                 "partition_summary(X).estimate.")
         if self.inference == "vb" or not _engines.engine_for(X).in_process:
-            return super().fit_predict(X, y)  # an engine elsewhere refuses Gibbs, below
+            return super()._fit_labels(X)  # an engine elsewhere refuses Gibbs, below
         return self._fit_gibbs(X)
 
     def _check_engine(self, engine):

@@ -21,7 +21,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _engines
-from .._validation import Interval, Options, RandomState, check_points
+from .._validation import Interval, NJobs, Options, RandomState, check_points
 from ..families.gaussian import GaussianFamily, GaussianPosterior, data_scale
 from ._base import MixtureState, VariationalMixture
 from ._weights import DirichletWeights, StickBreakingWeights
@@ -68,7 +68,7 @@ class VariationalGaussianMixture(VariationalMixture):
         (absolute, unlike the document mixture's per-document ``tol``: superfluous components
         empty by a slow drift of a fraction of a nat per iteration, and a per-sample threshold
         stops Old Faithful with three components instead of two).
-    n_init, max_iter, random_state, verbose
+    n_init, max_iter, random_state, n_jobs, verbose
         As for :class:`~mixbayes.DirichletMultinomialMixture`.
 
     Attributes
@@ -106,6 +106,7 @@ class VariationalGaussianMixture(VariationalMixture):
         "max_iter": Interval("int", 1),
         "tol": Interval("real", 0),
         "random_state": RandomState(),
+        "n_jobs": NJobs(),
         "verbose": Interval("int", 0),
     }
 
@@ -114,7 +115,7 @@ class VariationalGaussianMixture(VariationalMixture):
                  weight_concentration_prior=None,
                  mean_precision_prior=None, mean_prior=None, degrees_of_freedom_prior=None,
                  covariance_prior=None, reg_covar=1e-6, init="kmeans++", n_init=1, max_iter=500,
-                 tol=1e-3, random_state=0, verbose=0):
+                 tol=1e-3, random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.weight_concentration_prior_type = weight_concentration_prior_type
@@ -129,6 +130,7 @@ class VariationalGaussianMixture(VariationalMixture):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ hooks of the loop

@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._kernel_tools import twice
+from .._kernel_tools import ordered_sum, twice
 
 _N_CHUNKS = 64
 
@@ -308,7 +308,7 @@ def _em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts
             for k in range(K):
                 out[k] *= w[k]
         partial[chunk] = acc
-    return partial.sum()
+    return ordered_sum(partial)
 
 
 def _em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_counts_PK):
@@ -345,7 +345,7 @@ def _log_likelihood(indptr, indices, data, theta_PK, omega_NK):
                 q = _mix(w, row)
                 acc += data[e] * math.log(q)
         partial[chunk] = acc
-    return partial.sum()
+    return ordered_sum(partial)
 
 
 @njit(cache=True)
@@ -369,8 +369,7 @@ def _log_determinant(M, size):
     return total
 
 
-@njit(cache=True, parallel=True)
-def word_probabilities(indptr, indices, theta_PK, omega_NK, q):
+def _word_probabilities(indptr, indices, theta_PK, omega_NK, q):
     """Write :math:`q_{ij}` of every non-zero entry (CSR order) into ``q``."""
     n = indptr.shape[0] - 1
     for i in prange(n):
@@ -408,8 +407,7 @@ def _word_log_determinant(H, theta_row, alpha):
     return _log_determinant(H, K)
 
 
-@njit(cache=True, parallel=True)
-def topic_block_log_determinants(col_indptr, col_rows, col_to_csr, data, q, theta_PK,
+def _topic_block_log_determinants(col_indptr, col_rows, col_to_csr, data, q, theta_PK,
                                  omega_NK, alpha, out_P):
     r"""log det of each word's K x K block of the negative Hessian in the topics,
     :math:`\sum_i (x_{ij}/q_{ij}^2)\,\omega_i\omega_i^\top + \mathrm{diag}(\alpha/\theta_{j\cdot}^2)`."""
@@ -420,8 +418,7 @@ def topic_block_log_determinants(col_indptr, col_rows, col_to_csr, data, q, thet
         out_P[j] = _word_log_determinant(H, theta_PK[j], alpha)
 
 
-@njit(cache=True, parallel=True)
-def topic_block_grams(col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo, out_WKK):
+def _topic_block_grams(col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo, out_WKK):
     """The likelihood part of the word blocks of words ``lo .. lo + len(out_WKK) - 1`` (lower
     triangles): what one shard of the documents adds to them."""
     for j in prange(out_WKK.shape[0]):
@@ -429,15 +426,13 @@ def topic_block_grams(col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo, o
         _add_word_gram(out_WKK[j], col_indptr, col_rows, col_to_csr, data, q, omega_NK, lo + j)
 
 
-@njit(cache=True, parallel=True)
-def gram_log_determinants(grams_WKK, theta_WK, alpha, out_W):
+def _gram_log_determinants(grams_WKK, theta_WK, alpha, out_W):
     """log det of word blocks from their summed Grams (copied, not overwritten)."""
     for j in prange(grams_WKK.shape[0]):
         out_W[j] = _word_log_determinant(grams_WKK[j].copy(), theta_WK[j], alpha)
 
 
-@njit(cache=True, parallel=True)
-def weight_block_log_determinants(indptr, indices, data, q, theta_PK, omega_NK, c, out_N):
+def _weight_block_log_determinants(indptr, indices, data, q, theta_PK, omega_NK, c, out_N):
     r"""log det of each document's (K-1) x (K-1) block of the negative Hessian in the logits
     :math:`\varphi_{i1..K-1}` (:math:`\varphi_{i0} = 0`):
 
@@ -509,3 +504,37 @@ def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
 for _public, _raw in ((solve_weights, _solve_weights), (em_documents, _em_documents),
                       (em_words, _em_words), (log_likelihood, _log_likelihood)):
     _public.__doc__ = _raw.__doc__
+
+
+# The evidence's kernels (the Laplace approximation and its shards), under the same policy:
+# each called with its work, about K multiply-adds an entry for the word probabilities, K^2 an
+# entry and K^3 a block for the Hessian blocks' Grams and determinants.
+def _by_work(py_func, work):
+    """``py_func``'s serial and parallel builds (:func:`~mixbayes._kernel_tools.twice`), called
+    with ``work(*args)`` multiply-adds."""
+    builds = twice(py_func)
+
+    def call(*args):
+        return builds(*args, work=work(*args))
+
+    call.__doc__, call.__name__ = py_func.__doc__, py_func.__name__.lstrip("_")
+    call.serial, call.parallel = builds.serial, builds.parallel
+    return call
+
+
+word_probabilities = _by_work(
+    _word_probabilities, lambda indptr, indices, theta, omega, q: indices.size * theta.shape[1])
+topic_block_log_determinants = _by_work(
+    _topic_block_log_determinants,
+    lambda col_indptr, rows, to_csr, data, q, theta, omega, alpha, out:
+    (data.size + theta.shape[0] * theta.shape[1]) * theta.shape[1] ** 2)
+topic_block_grams = _by_work(
+    _topic_block_grams,
+    lambda col_indptr, rows, to_csr, data, q, omega, lo, out:
+    int(col_indptr[lo + out.shape[0]] - col_indptr[lo]) * omega.shape[1] ** 2)
+gram_log_determinants = _by_work(
+    _gram_log_determinants, lambda grams, theta, alpha, out: grams.size * grams.shape[1])
+weight_block_log_determinants = _by_work(
+    _weight_block_log_determinants,
+    lambda indptr, indices, data, q, theta, omega, c, out:
+    (data.size + omega.shape[0] * theta.shape[1]) * theta.shape[1] ** 2)

@@ -22,6 +22,7 @@ from .._progress import progress
 from .._terms import top_terms
 from .._validation import (
     Interval,
+    NJobs,
     Options,
     RandomState,
     check_counts,
@@ -30,6 +31,7 @@ from .._validation import (
     validate_params,
 )
 from .. import _engines
+from .._kernel_tools import threads
 from .._schema import Schema
 from ..exceptions import ConvergenceWarning
 from . import _fit, blocks, starts
@@ -82,6 +84,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
         ``n_init=3`` costs three fits. Ignored for other starts, which are deterministic.
     random_state : int, Generator or None, default=0
         Seed of the ``"clusters"`` start (the fit itself is deterministic).
+    n_jobs : int or None, default=None
+        Threads the fit's numba kernels may use, as for
+        :class:`~mixbayes.DirichletMultinomialMixture` (results do not depend on it).
     verbose : int, default=0
         Progress bar over iterations.
 
@@ -126,11 +131,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         "n_init": Interval("int", 1),
         "verbose": Interval("int", 0),
         "random_state": RandomState(),
+        "n_jobs": NJobs(),
     }
 
     def __init__(self, n_components=10, *, topic_prior=None, tol=1e-5, max_iter=1000,
                  weight_tol=1e-4, weight_max_steps=20, qn_below=100.0, init="clusters",
-                 n_init=1, random_state=0, verbose=0):
+                 n_init=1, random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.topic_prior = topic_prior
         self.tol = tol
@@ -141,6 +147,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         self.init = init
         self.n_init = n_init
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ set-up
@@ -217,7 +224,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     def _fit_corpus(self, corpus, warm_topics=None):
         """The fit, written once against a corpus (:class:`OneCorpus` here, its shards on a
-        cluster): checks, starts, the MAP runs, the fitted attributes."""
+        cluster): checks, starts, the MAP runs, the fitted attributes; the kernels on at most
+        ``n_jobs`` threads (:func:`mixbayes._kernel_tools.threads`)."""
+        with threads(self.n_jobs):
+            return self._fit_corpus_threads(corpus, warm_topics)
+
+    def _fit_corpus_threads(self, corpus, warm_topics):
         K = self.n_components
         p = corpus.column_totals.size
         used_terms = self._check_corpus(corpus.n, corpus.n_used_total, corpus.column_totals)

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._kernel_tools import threads
 from .._progress import progress
 from .._schema import Schema
 from .._validation import (
@@ -347,8 +348,16 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Run the chains and keep the state with the highest RCDLL after burn-in (with
         ``depth="auto"``: at every depth of ``AUTO_DEPTHS``, keeping the fit whose full
-        dendrogram has the highest evidence, :attr:`log_evidence_`)."""
+        dendrogram has the highest evidence, :attr:`log_evidence_`).
+
+        The sampler has no parallel kernels, and BLAS runs on one thread inside a fit (the
+        package's policy, :func:`mixbayes._kernel_tools.threads`): the fit is serial, so the
+        model has no ``n_jobs``."""
         validate_params(self, self._parameter_rules)
+        with threads(1):
+            return self._fit(X)
+
+    def _fit(self, X):
         if self.depth == "auto":
             return self._fit_auto(X)
         self.depth_ = int(self.depth)
