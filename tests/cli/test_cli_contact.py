@@ -382,3 +382,16 @@ def test_report_corpus_drops_the_class_column_the_fit_left_out(tmp_path, capsys,
     status, out, err = _cli(capsys, *run, "--drop-column", "Class", "--out",
                             str(tmp_path / "r.html"))
     assert status == 0 and "report of the VariationalGaussianMixture written" in out, err
+
+
+def test_a_text_column_is_numbered_as_in_the_file_after_an_id_column(tmp_path, capsys):
+    """The id column left out of the features still counts in the column's number (which
+    --drop-column and --label-column take from 1, in the file)."""
+    rows = [f"{i + 1},{0.1 * i:.2f},{i % 3},{'abc'[i % 3]}" for i in range(12)]
+    (tmp_path / "t.csv").write_text("id,a,b,kind\n" + "\n".join(rows) + "\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                          "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, "line 2, column 4 ('kind'): 'a' is not a number")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                          "--drop-column", "b", "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, "line 2, column 4 ('kind')")

@@ -214,3 +214,23 @@ def test_a_saved_vocabulary_maps_count_files_by_term(saved, tmp_path):
         inspect = run("inspect", path, "--top", "3", cwd=tmp_path).stdout
     words = models["dmm"].top_words(corpus.vocabulary, n=3)
     assert " ".join(words[0]) in inspect and "how they were read is not known" in inspect
+
+
+def test_points_of_the_fitted_table_are_predicted_and_reported_as_they_were_read(tmp_path):
+    """The table a model of points was fitted to, with its id and class columns (left out of
+    the fit by --drop-column and --label-column), is taken by the model's column names by
+    predict and by report --corpus: the columns the model does not name are left out."""
+    points, truth = mb.datasets.make_gaussian_mixture(30, 2, 2, random_state=0)
+    labels = truth.labels
+    rows = [f"{i + 1},{x:.6f},{y:.6f},{'ab'[c]}" for i, ((x, y), c) in
+            enumerate(zip(points, labels))]
+    (tmp_path / "t.csv").write_text("id,x,y,kind\n" + "\n".join(rows) + "\n")
+    assert run("cluster", "t.csv", "--model", "gmm", "-k", "2", "--label-column", "kind",
+               "--drop-column", "id", "--out", "g", "-q", cwd=tmp_path).returncode == 0
+    result = run("predict", "g/model.npz", "t.csv", "-o", "-", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    fitted = [r["cluster"] for r in _rows((tmp_path / "g" / "assignments.csv").read_text())]
+    assert [r["cluster"] for r in _rows(result.stdout)] == fitted
+    assert "left out: 'id', 'kind'" in result.stderr
+    result = run("report", "g/model.npz", "--corpus", "t.csv", "--out", "r.html", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr

@@ -150,7 +150,7 @@ def empty_corpus_error(path):
                       "and rare terms).")
 
 
-def read_points(path, label_column=None, drop_columns=(), min_points=2):
+def read_points(path, label_column=None, drop_columns=(), min_points=2, features=None):
     """Points from a ``.npy`` file or a delimited table of numbers.
 
     The delimiter (``, ; tab |``, else runs of spaces) is detected; with a delimiter other
@@ -165,6 +165,10 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2):
     NaN or infinite value, the column names (None without a header; a blank or repeated name
     is made unique, as ``x3`` or ``a.1``) and what the reader did that the user should know.
     Fewer than ``min_points`` points are refused (clustering needs 2; a prediction 1).
+    ``features`` (a fitted model's column names): when the header row names them all, the
+    other columns are left out before any value is read (the id and class columns of the
+    table the model was fitted to), with a note. A column is numbered in messages as in the
+    file, from 1, whatever was left out before it.
     """
     from .._formats import DELIMITERS, allow_long_fields, read_text, sniff_delimiter
     from .._validation import check_file
@@ -211,6 +215,7 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2):
                              f"; expected {width} (as on the {'header' if header else 'first'} "
                              "row).")
     labels, chosen = None, bool(label_column is not None or drop_columns)
+    at = list(range(width))  # each column's place in the file (the messages number it so)
     if chosen:
         keep = list(range(width))
         label_at = (None if label_column is None else
@@ -229,16 +234,24 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2):
                              "--drop-column.")
         header = None if header is None else [header[j] for j in keep]
         rows = [(number, [fields[j] for j in keep]) for number, fields in rows]
-        width = len(keep)
-    if header is not None and len(header) > 1 and _is_id_name(header[0]):
-        notes.append(f"column 1 ({header[0]!r}) identifies the points; it is left out of the "
-                     "features")
+        width, at = len(keep), [at[j] for j in keep]
+    if (features is not None and header is not None and set(features) <= set(header)
+            and len(header) > len(features)):
+        keep = [j for j, name in enumerate(header) if name in set(features)]
+        notes.append("the model's columns taken by name; left out: " + ", ".join(
+            repr(name) for name in header if name not in set(features)))
+        header = [header[j] for j in keep]
+        rows = [(number, [fields[j] for j in keep]) for number, fields in rows]
+        width, at = len(keep), [at[j] for j in keep]
+    elif header is not None and len(header) > 1 and _is_id_name(header[0]):
+        notes.append(f"column {at[0] + 1} ({header[0]!r}) identifies the points; it is left "
+                     "out of the features")
         header, rows = header[1:], [(number, fields[1:]) for number, fields in rows]
-        width -= 1
+        width, at = width - 1, at[1:]
     values = np.empty((len(rows), width))
     for i, (number, fields) in enumerate(rows):
         for j, field in enumerate(fields):
-            where = f"input: {path!r} line {number}, column {j + 1}" + (
+            where = f"input: {path!r} line {number}, column {at[j] + 1}" + (
                 f" ({header[j]!r})" if header is not None else "")
             if field == "" or field.upper() in _MISSING:
                 shown = f" ({field!r})" if field else ""
@@ -247,15 +260,16 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2):
             try:
                 values[i, j] = _number(field, decimal_comma)
             except ValueError:
-                name = header[j] if header is not None else str(j + 1)
+                name = header[j] if header is not None else str(at[j] + 1)
                 raise ValueError(
                     f"{where}: {field[:30]!r} is not a number; points are numbers in every "
                     f"column: use a column of text (classes?) as the labels with --label-column "
                     f"{name}, or leave it out with --drop-column {name}.") from None
             if not np.isfinite(values[i, j]):
                 raise ValueError(f"{where}: {field!r} is not a finite number.")
-    if header is not None and width > 1 and _is_row_index(header[0], values[:, 0]):
-        notes.append(f"column 1 ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
+    if (features is None or header is None or header[0] not in features) and (
+            header is not None and width > 1 and _is_row_index(header[0], values[:, 0])):
+        notes.append(f"column {at[0] + 1} ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]

@@ -103,14 +103,14 @@ def read_new_points(args, model, saved):
     and the model name them)."""
     from ._inputs import _DOCUMENTS_HINT, read_points
 
+    expected = None if saved is None else [str(t) for t in saved.terms]
     try:
         X, names, notes = read_points(args.input, drop_columns=args.drop_column or (),
-                                      min_points=1)
+                                      min_points=1, features=expected)
     except ValueError as exc:  # the reader advises a fit of documents; here the model is given
         raise ValueError(str(exc).replace(_DOCUMENTS_HINT, f"the {type(model).__name__} was "
                                           "fitted to points: give points")) from None
     p = model.n_features_in_
-    expected = None if saved is None else [str(t) for t in saved.terms]
     name = type(model).__name__
     if expected is not None and names is not None and list(names) != expected:
         missing = [column for column in expected if column not in names]
@@ -120,8 +120,9 @@ def read_new_points(args, model, saved):
                              f"(its columns: {', '.join(map(repr, expected))}).")
         left_out = [column for column in names if column not in expected]
         X = X[:, [list(names).index(column) for column in expected]]
-        notes.append("the model's columns taken by name" + (
-            f"; left out: {', '.join(map(repr, left_out))}" if left_out else " (reordered)"))
+        if left_out or not any(n.startswith("the model's columns taken by name") for n in notes):
+            notes.append("the model's columns taken by name" + (
+                f"; left out: {', '.join(map(repr, left_out))}" if left_out else " (reordered)"))
     elif X.shape[1] != p:
         fitted = f" ({', '.join(map(repr, expected))})" if expected is not None else ""
         raise ValueError(f"input: {args.input!r} has {plural(X.shape[1], 'column')} of numbers "

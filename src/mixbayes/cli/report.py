@@ -157,7 +157,9 @@ def _read_data(model, args, saved=None):
             return read_documents(settings)[0], {}
         if not os.path.exists(args.corpus):
             raise ValueError(f"input: no file named {args.corpus!r}.")
-        X, names, _ = read_points(args.corpus, drop_columns=args.drop_column or ())
+        features = None if saved is None else [str(t) for t in saved.terms]
+        X, names, _ = read_points(args.corpus, drop_columns=args.drop_column or (),
+                                  features=features)
         return X, dict(feature_names=names)
     except ValueError as exc:  # the readers name the file "input"; here it is --corpus
         message = str(exc)

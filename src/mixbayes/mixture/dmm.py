@@ -381,7 +381,7 @@ class DirichletMultinomialMixture(VariationalMixture):
         return z
 
     def _one_hot_state(self, X, z, family, alpha, log_base_total):
-        """The global factors and the ELBO at the hard assignment ``z``.
+        r"""The global factors and the ELBO at the hard assignment ``z``.
 
         The posterior of (lambda, beta) given a sample is exactly the CAVI global step with
         one-hot responsibilities (so prediction shares the VB code path); its statistics are

@@ -165,7 +165,7 @@ def _training_counts(model, X):
 
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
                     verbose=1, coherence=None):
-    """Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
+    r"""Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
 
     Parameters
     ----------
