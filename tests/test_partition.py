@@ -7,6 +7,7 @@ from scipy.special import gammaln
 
 import mixbayes as mb
 from mixbayes.families.gaussian import GaussianStats, known_variance_log_marginal
+from mixbayes.partition import majority_labels
 
 
 def _partitions(n):
@@ -302,3 +303,15 @@ def test_samplers_store_the_point_estimate_as_an_answer(tmp_path):
     with pytest.raises(ValueError, match="at least 2 kept draws; 1 were kept"):
         mb.DirichletMultinomialMixture(3, inference="gibbs", n_sweeps=10, max_samples=1,
                                        point_estimate="vi").fit(corpus.counts)
+
+
+def test_majority_labels_break_ties_by_the_partition_not_the_numbering():
+    """Each group's most frequent label; a tie goes to the tied label seen first in the group,
+    so relabelling the items' clusters relabels the answer and changes nothing else (a tie
+    toward the smaller label number would pick another block after relabelling)."""
+    labels = np.array([2, 0, 0, 2, 1, 3, 3, 3, 5, 4, 4])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 3, 3])
+    np.testing.assert_array_equal(majority_labels(labels, groups, 5), [2, 3, 5, 4, 0])
+    relabel = np.array([4, 5, 0, 1, 2, 3])  # a permutation of the cluster numbers
+    np.testing.assert_array_equal(majority_labels(relabel[labels], groups, 5),
+                                  relabel[[2, 3, 5, 4, 0]][:4].tolist() + [0])

@@ -57,6 +57,24 @@ def kept_sweeps(first, stop, at_most):
     return set(after[pick.astype(int)].tolist())
 
 
+def majority_labels(labels, groups, n_groups):
+    """Every group's most frequent label (``labels`` and ``groups`` per item), a tie going to
+    the tied label that occurs first in the group: a function of the partition, not of how its
+    labels happen to be numbered (a tie broken toward the smaller label is not, and made a
+    sampler's group partitions and a simulation's true ones disagree on ties). An empty group
+    gets label 0."""
+    labels = np.asarray(labels, dtype=np.int64)
+    groups = np.asarray(groups, dtype=np.int64)
+    n = labels.size
+    K = int(labels.max()) + 1 if n else 1
+    key = groups * K + labels
+    counts = np.bincount(key, minlength=n_groups * K).reshape(n_groups, K)
+    first = np.full(n_groups * K, n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n))
+    # the highest count, then the earliest first item (counts <= n, so no overflow below 2^31)
+    return (counts * (n + 1) - first.reshape(n_groups, K)).argmax(axis=1)
+
+
 def point_labels(draws, loss, settings):
     """What a sampler with ``point_estimate=loss`` stores as ``point_labels_``: the
     :func:`point_estimate` of its kept ``draws`` (``settings`` name what keeps too few)."""

@@ -372,8 +372,9 @@ def test_fit_outputs_callback_and_summaries():
 
 def test_coclustering_is_the_fraction_of_kept_sweeps_that_pair_them():
     """On a small fit, the co-clustering matrices against the kept sweeps' labels as the
-    callback saw them: groups pair when their majority dishes (ties to the smaller dish number)
-    agree, observations when their dishes do; the value is the fraction of the kept sweeps."""
+    callback saw them: groups pair when their majority dishes (ties to the tied dish whose
+    first token comes first) agree, observations when their dishes do; the value is the
+    fraction of the kept sweeps."""
     corpus, _ = mb.datasets.make_hdp_data(6, 6, n_words=4, random_state=4)
     seen = []
     model = mb.HDPMixture(n_iter=30, burn_in=10, top_concentration=2.0, random_state=2).fit(
@@ -381,7 +382,11 @@ def test_coclustering_is_the_fraction_of_kept_sweeps_that_pair_them():
     kept = np.array(seen[10:])
     assert kept.shape == (20, 36)
     document = np.repeat(np.arange(6), 6)  # every document has 6 tokens, in order
-    majority = np.array([[np.bincount(labels[document == j]).argmax() for j in range(6)]
+    def majority_of(tokens):  # the most frequent dish, the first seen among the tied
+        counts = np.bincount(tokens)
+        return next(k for k in tokens if counts[k] == counts.max())
+
+    majority = np.array([[majority_of(labels[document == j]) for j in range(6)]
                          for labels in kept])
     groups = np.mean([[[a == b for b in row] for a in row] for row in majority], axis=0)
     observations = np.mean([labels[:, None] == labels[None, :] for labels in kept], axis=0)

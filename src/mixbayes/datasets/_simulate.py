@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from .._validation import Interval, Options, check_random_state, validate_params
 from ..corpus import Corpus
+from ..partition import majority_labels
 
 
 @dataclass
@@ -299,20 +300,14 @@ def make_hdp_data(n_groups=20, group_size=100, kernel="categorical", *, top_conc
         dishes, tables, words = dishes[order], tables[order], words[order]
         counts = sp.csr_matrix((np.ones(J * n, dtype=np.int64), (groups, words)), shape=(J, W))
         counts.sum_duplicates()
-        truth = HDPTruth(dishes, tables, groups, _majority_per_group(dishes, groups, J), atoms, K)
+        truth = HDPTruth(dishes, tables, groups, majority_labels(dishes, groups, J), atoms, K)
         corpus = Corpus(counts, [f"w{w}" for w in range(W)], labels=truth.group_labels)
         return corpus, truth
     atoms = rng.standard_normal((K, n_features)) / np.sqrt(prior_precision)
     points = atoms[dishes] + rng.standard_normal((J * n, n_features)) / np.sqrt(
         observation_precision)
-    truth = HDPTruth(dishes, tables, groups, _majority_per_group(dishes, groups, J), atoms, K)
+    truth = HDPTruth(dishes, tables, groups, majority_labels(dishes, groups, J), atoms, K)
     return points, groups, truth
-
-
-def _majority_per_group(labels, groups, J):
-    counts = np.zeros((J, labels.max() + 1), dtype=np.int64)
-    np.add.at(counts, (groups, labels), 1)
-    return counts.argmax(axis=1)
 
 
 @dataclass

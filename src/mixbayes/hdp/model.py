@@ -33,6 +33,7 @@ from .._validation import (
 from ..diagnostics import effective_sample_size, geweke_z, split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.gaussian import column_variances, data_scale
+from ..partition import majority_labels, point_labels
 from . import _sampler
 from ._concentrations import check_gamma_prior, resample_concentrations
 
@@ -448,8 +449,6 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                      else np.zeros((0, data.n_groups), dtype=np.int64))
         self.label_samples_ = np.asarray(label_samples) if label_samples else None
         if self.point_estimate is not None:
-            from ..partition import point_labels
-
             self.point_labels_ = point_labels(self.group_label_samples_, self.point_estimate,
                                               "n_iter or burn_in")
         self.n_groups_ = data.n_groups
@@ -525,11 +524,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
 
 
 def _majority(dishes, data):
-    """Most frequent dish of every group (ties broken toward the smaller dish number)."""
-    J = data.n_groups
-    K = int(dishes.max()) + 1
-    counts = np.bincount(data.group_of * K + dishes, minlength=J * K).reshape(J, K)
-    return counts.argmax(axis=1)
+    """Most frequent dish of every group (:func:`mixbayes.partition.majority_labels`: a tie to
+    the tied dish whose first observation comes first)."""
+    return majority_labels(dishes, data.group_of, data.n_groups)
 
 
 def _posterior_mean_atoms(data, labels, K):
