@@ -297,6 +297,18 @@ def test_raw_text_preprocessing_drops_headers_addresses_and_digit_shreds():
         assert strip_headers(text) == text
 
 
+def test_raw_text_contractions_leave_no_fragments_behind_the_stop_list():
+    """"don't" split at its apostrophe left "don" (and "ve", "ll", "isn"), which no stop list
+    holds; written out, the stop list removes every part (straight and curly apostrophes)."""
+    texts = ["I don't think we're done; NASA's probe can't land and won't fly.",
+             "They'll see it. I've gone, I'd go, I'm here. It\u2019s fine, isn\u2019t it?",
+             "We don't know; you wouldn't say. The rover's wheels."]
+    corpus = mb.Corpus.from_texts(texts, **mb.corpus.raw_text_options(), stop_words="english")
+    words = set(corpus.vocabulary)
+    assert not words & {"don", "ve", "ll", "isn", "wouldn", "won", "ca", "re", "it\u2019s"}
+    assert {"nasa", "probe", "land", "fly", "rover", "wheels", "think", "know"} <= words
+
+
 @pytest.mark.parametrize("text,expected", [
     ("a,b\n1,2\n3,4\n", ","),
     ("a;b\n1;2\n3;4\n", ";"),
