@@ -78,8 +78,9 @@ def run_predict(args, stream):
     name = type(model).__name__
     if view == "sampled":
         raise ValueError(f"model file: the {name} has no prediction for new data (a sampler "
-                         "clusters the data it was fitted to): fit it again with them, or fit "
-                         "--model dmm (documents) or gmm (points), which predict.")
+                         "clusters the data it was fitted to): run mixbayes cluster again on "
+                         "the old and new data together, or cluster with --model dmm "
+                         "(documents) or gmm (points), which predict.")
     saved = read_vocabulary(args.model)
     if not os.path.exists(args.input):
         raise ValueError(f"input: no file or folder named {args.input!r}.")
