@@ -21,8 +21,14 @@ trending (``logj`` when only the log joint is). tomotopy: ``HDPModel(alpha=1, et
 gamma=1)`` as in bench_text_real.py, the same number of sweeps, 1 worker (ours is serial below
 50,000 tokens), in the same process.
 
+``--speed``: the per-sweep cost alone (issue 25: at most 2x tomotopy's HDP), on tweet and
+googlenews_t by default: our default fit and tomotopy's, one after the other in this process,
+median and mean milliseconds per sweep (the callback's clock) and the 1-minute load average
+before and after each fit (the machine may be shared).
+
 Run:  python bench/hdp_defaults.py [--corpora tweet,googlenews_t,short,hdp50,hdp_long]
                                    [--settings old,...] [--sweeps 100] [--write docs/benchmarks.md]
+      python bench/hdp_defaults.py --speed [--sweeps 40] [--label after] [--write ...]
 """
 
 from __future__ import annotations
@@ -120,9 +126,13 @@ def main():
     parser.add_argument("--sweeps", type=int, default=100)
     parser.add_argument("--no-tomotopy", action="store_true")
     parser.add_argument("--write", default=None)
+    parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--label", default="")
     args = parser.parse_args()
     mb.HDPMixture(n_iter=2, moves="all").fit(mb.datasets.make_hdp_data(5, 10)[0].counts)
     mb.HDPMixture(n_iter=2).fit(mb.datasets.make_hdp_data(5, 10)[0].counts)  # compile
+    if args.speed:
+        return speed(args)
     rows = []
     for name in args.corpora.split(","):
         if name in ("tweet", "googlenews_t") and not available(name):
@@ -152,6 +162,53 @@ def main():
 
 
 NOTES = ""
+
+
+def _timed_ours(X, sweeps, seed=0):
+    stamps = []
+    record = lambda chain, sweep, info: stamps.append(time.perf_counter())  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ConvergenceWarning)
+        model = mb.HDPMixture(n_iter=sweeps, random_state=seed).fit(X, callback=record)
+    steps = np.diff(stamps)
+    return float(np.median(steps)), float(steps.mean()), model.n_components_
+
+
+def speed(args):
+    """Seconds per sweep of the default fit beside tomotopy's HDP (module docstring)."""
+    corpora = args.corpora if args.corpora != ",".join(CORPORA) else "tweet,googlenews_t"
+    rows = []
+    for name in corpora.split(","):
+        if name in ("tweet", "googlenews_t") and not available(name):
+            continue
+        X, y, level = corpus(name)
+        runs = [("HDPMixture defaults", lambda: _timed_ours(X, args.sweeps))]
+        if not args.no_tomotopy:
+            def theirs():
+                r = run_tomotopy(X, y, level, args.sweeps)
+                return r["s_sweep"], r["s_sweep"], r["clusters"]
+            runs.append(("tomotopy HDP", theirs))
+        for model, fit in runs:
+            before = os.getloadavg()[0]
+            median, mean, clusters = fit()
+            row = [name, args.label, model, f"{1000 * median:.1f}", f"{1000 * mean:.1f}",
+                   clusters, f"{before:.1f}/{os.getloadavg()[0]:.1f}"]
+            rows.append(row)
+            print(" | ".join(str(c) for c in row), flush=True)
+    header = ["corpus", "code", "model", "ms/sweep median", "ms/sweep mean", "clusters",
+              "load before/after"]
+    table = markdown_table(header, rows)
+    print(table)
+    if args.write:
+        write_section(args.write,
+                      "## HDP sweep cost on short texts (`python bench/hdp_defaults.py --speed`)",
+                      f"; {args.sweeps} sweeps of the default fit, seed 0, tomotopy's (mean "
+                      "only: one clock around its train call) in the same process; the "
+                      "machine is shared with other developers' jobs, so times move with the "
+                      "load (1-minute load average before/after each fit).", table + SPEED_NOTES)
+
+
+SPEED_NOTES = ""
 
 if __name__ == "__main__":
     main()

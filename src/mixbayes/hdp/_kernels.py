@@ -528,6 +528,9 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
     return beta, stats, n_dishes, tail
 
 
+_TINY = 1e-250  # below it, the informed customer step draws from the logs (no underflow)
+
+
 def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, table_weight,
                             n_tables, table_slice, dish_slice, sorted_beta, by_weight, counts,
                             uniforms, table_of):
@@ -551,8 +554,10 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
 
     The dishes above :math:`v_t` (``dish_slice[j, t]``) are the first :math:`N(v_t)` of
     ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``), and the weights are
-    ``likelihood`` :math:`= f_k(y)` scaled by the largest of its row (no exponential per
-    candidate); a customer whose candidates all underflow there is drawn again from ``loglik``.
+    ``likelihood`` :math:`= f_k(y)` times any constant of its row at most 1 over its
+    largest entry (no exponential per candidate); a customer whose candidates' weights sum
+    to less than ``_TINY`` (1e-250: all far below the row's scale, where some might have
+    underflowed) is drawn again from ``loglik``.
     """
     J = group_ptr.shape[0] - 1
     K = by_weight.shape[0]
@@ -592,7 +597,7 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
             total = 0.0
             for c in range(count):
                 total += weights[c]
-            if total > 0.0:
+            if total > _TINY:
                 c = _draw_from_weights(weights, count, uniforms[i])
             else:
                 for c in range(count):
