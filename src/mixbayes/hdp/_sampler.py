@@ -146,7 +146,7 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     """The auxiliary move: every occupied table's dish redrawn given beta with the atoms
     integrated out (:func:`~mixbayes.hdp._kernels.collapsed_dish_step`)."""
     K = beta.size
-    room = max(2 * K, 8)
+    room = K + 8  # an allocation size: the kernel doubles it when new dishes need more
     padded = np.zeros(room)
     padded[:K] = beta
     stats = dish_statistics(data, state.dish_of(data), room + 1)
