@@ -20,6 +20,11 @@ from numba import njit, prange
 from .._kernel_tools import twice
 
 
+# a draw from weights whose largest (or total) is below this is redone from logarithms: every
+# weight that may have underflowed is then below 1e-58 of the largest
+_TINY = 1e-250
+
+
 @njit(cache=True, inline="always")
 def _draw_from_weights(weights, count, uniform):
     """Index ``< count`` drawn with probabilities proportional to ``weights[:count]`` (>= 0)."""
@@ -382,6 +387,22 @@ def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, 
                 products[c] = 1.0
 
 
+@njit(cache=True, inline="always")
+def _block_products_categorical(word_major, candidates, n_candidates, block, repeats, size,
+                                row_of, a, W, products):
+    """``products[c]``: the joint predictive of a table's tokens ``block`` under dish
+    ``candidates[c]`` itself (:func:`_block_logs_categorical`'s product, for at most 16
+    tokens: no logarithm)."""
+    for c in range(n_candidates):
+        products[c] = 1.0
+    for s in range(size):
+        counts_of_word = word_major[row_of[block[s]]]
+        extra = repeats[s] + a
+        for c in range(n_candidates):
+            k = candidates[c]
+            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + s)
+
+
 @njit(cache=True)
 def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean, settings, stats,
                         table_dish, beta, n_dishes, tail, gamma0, seed):
@@ -411,6 +432,7 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
     # every dish are contiguous (the dish loop below reads them for every customer)
     word_major = (np.ascontiguousarray(stats.T) if kernel == 0
                   else np.zeros((1, stats.shape[0])))
+    W_all = stats.shape[1] - 1
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
         size = end - start
@@ -453,12 +475,37 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
             for k in range(n_dishes):
                 if beta[k] <= 0.0:
                     continue
-                if stats[k, last] == 0.0:
+                # the dish's count (word-major for tokens: one contiguous row)
+                if (word_major[last, k] if kernel == 0 else stats[k, last]) == 0.0:
                     empty_mass += beta[k]
                     continue
                 candidates[n_candidates] = k
                 n_candidates += 1
-            if kernel == 0:
+            uniform = np.random.random()
+            if kernel == 0 and count <= 16:
+                # weights, not logarithms: 16 ratios (each at least a/(n + Wa)) times beta
+                # cannot underflow but where beta is tiny, and then the logs take over
+                _block_products_categorical(word_major, candidates, n_candidates, block,
+                                            block_repeats, count, row_of, settings[0], W_all,
+                                            logs)
+                top = 0.0
+                for c in range(n_candidates):
+                    logs[c] *= beta[candidates[c]]
+                    top = max(top, logs[c])
+                logs[n_candidates] = (empty_mass + tail) * math.exp(_table_predictive_log(
+                    kernel, stats, n_dishes, block, count, row_of, points, prior_mean,
+                    settings, block_repeats))
+                top = max(top, logs[n_candidates])
+                if top > _TINY:
+                    c = _draw_from_weights(logs, n_candidates + 1, uniform)
+                    linear = True
+                else:
+                    linear = False
+            else:
+                linear = False
+            if linear:
+                pass  # drawn above
+            elif kernel == 0:
                 _block_logs_categorical(stats, word_major, candidates, n_candidates, block,
                                         block_repeats, count, row_of, settings[0], products,
                                         logs)
@@ -470,12 +517,13 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
                     logs[c] = math.log(beta[k]) + _table_predictive_log(
                         kernel, stats, k, block, count, row_of, points, prior_mean, settings,
                         block_repeats)
-            # every dish nobody else eats: the prior predictive (statistics row n_dishes is
-            # kept at zero for this)
-            logs[n_candidates] = math.log(empty_mass + tail) + _table_predictive_log(
-                kernel, stats, n_dishes, block, count, row_of, points, prior_mean, settings,
-                block_repeats)
-            c = _draw_from_logs(logs, n_candidates + 1, np.random.random())
+            if not linear:
+                # every dish nobody else eats: the prior predictive (statistics row n_dishes
+                # is kept at zero for this)
+                logs[n_candidates] = math.log(empty_mass + tail) + _table_predictive_log(
+                    kernel, stats, n_dishes, block, count, row_of, points, prior_mean,
+                    settings, block_repeats)
+                c = _draw_from_logs(logs, n_candidates + 1, uniform)
             if c < n_candidates:
                 k = candidates[c]
             else:
@@ -526,9 +574,6 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
                     word_major[row_of[block[s]], k] += 1.0
                     word_major[last, k] += 1.0
     return beta, stats, n_dishes, tail
-
-
-_TINY = 1e-250  # below it, the informed customer step draws from the logs (no underflow)
 
 
 def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, table_weight,
