@@ -365,42 +365,37 @@ def _table_predictive_log(kernel, stats, k, members, size, row_of, points, prior
 
 
 @njit(cache=True, inline="always")
-def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, repeats, size,
-                            row_of, a, products, logs):
-    """``logs[c]``: the log joint predictive of a table's tokens ``block`` under dish
-    ``candidates[c]`` (``_table_predictive_log``'s categorical product), the dishes in the inner
-    loop over the word-major counts (``word_major[W]`` the dishes' totals); products of up to 16 ratios (each at least
-    :math:`a/(n + Wa)`) between logarithms, so none underflows."""
-    W = stats.shape[1] - 1
+def _block_products_categorical(word_major, candidates, n_candidates, block, repeats, size,
+                                row_of, a, W, offset, products):
+    """``products[c]``: the joint predictive of a table's tokens ``block`` under dish
+    ``candidates[c]`` (``_table_predictive_log``'s categorical product, the tokens counted from
+    ``offset``), the dishes in the inner loop over the word-major counts (``word_major[W]`` the
+    dishes' totals). For at most 16 tokens: every ratio is at least :math:`a/(n + Wa)`."""
     for c in range(n_candidates):
-        logs[c] = 0.0
         products[c] = 1.0
     for s in range(size):
         counts_of_word = word_major[row_of[block[s]]]
         extra = repeats[s] + a
         for c in range(n_candidates):
             k = candidates[c]
-            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + s)
-        if s % 16 == 15 or s == size - 1:
-            for c in range(n_candidates):
-                logs[c] += math.log(products[c])
-                products[c] = 1.0
+            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + offset + s)
 
 
 @njit(cache=True, inline="always")
-def _block_products_categorical(word_major, candidates, n_candidates, block, repeats, size,
-                                row_of, a, W, products):
-    """``products[c]``: the joint predictive of a table's tokens ``block`` under dish
-    ``candidates[c]`` itself (:func:`_block_logs_categorical`'s product, for at most 16
-    tokens: no logarithm)."""
+def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, repeats, size,
+                            row_of, a, products, logs):
+    """``logs[c]``: the log of :func:`_block_products_categorical` for any number of tokens,
+    products of up to 16 ratios between logarithms, so none underflows."""
+    W = stats.shape[1] - 1
     for c in range(n_candidates):
-        products[c] = 1.0
-    for s in range(size):
-        counts_of_word = word_major[row_of[block[s]]]
-        extra = repeats[s] + a
+        logs[c] = 0.0
+    for first in range(0, size, 16):
+        last = min(size, first + 16)
+        _block_products_categorical(word_major, candidates, n_candidates, block[first:last],
+                                    repeats[first:last], last - first, row_of, a, W, first,
+                                    products)
         for c in range(n_candidates):
-            k = candidates[c]
-            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + s)
+            logs[c] += math.log(products[c])
 
 
 @njit(cache=True)
@@ -486,7 +481,7 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
                 # weights, not logarithms: 16 ratios (each at least a/(n + Wa)) times beta
                 # cannot underflow but where beta is tiny, and then the logs take over
                 _block_products_categorical(word_major, candidates, n_candidates, block,
-                                            block_repeats, count, row_of, settings[0], W_all,
+                                            block_repeats, count, row_of, settings[0], W_all, 0,
                                             logs)
                 top = 0.0
                 for c in range(n_candidates):
