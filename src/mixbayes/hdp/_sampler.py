@@ -15,7 +15,9 @@ label step a choice among finitely many candidates. One sweep:
 1. :math:`(\beta', v)` jointly: :math:`\beta'_k \sim \mathrm{Beta}(m_k + 1, m_{>k} + \gamma_0)`
    (:math:`m_k` = occupied tables serving dish k), then :math:`v` for every occupied table;
    dish sticks are instantiated from the prior until the unbroken mass is below :math:`\min v`.
-2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats).
+2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats); the categorical
+   kernel's are drawn lazily, only the entries the label steps may read, in the same law
+   (:mod:`~mixbayes.hdp._lazy_atoms`).
 3. Dishes of occupied tables: :math:`k_{jt} \propto 1\{v_{jt} \le \beta_k\}\prod f_k(y)`.
 4. :math:`(\gamma'_j, u_j)` jointly, then table sticks from the prior until each group's unbroken
    mass is below its least :math:`u`.
