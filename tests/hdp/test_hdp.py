@@ -636,11 +636,14 @@ def test_defaults_open_as_many_clusters_as_short_texts_hold(settings):
 
 
 def test_defaults_warn_while_short_texts_still_open_clusters():
-    """With the defaults and no burn-in, 30 sweeps on the short texts keep the climb from 11 to
-    about 34 clusters in the kept sweeps: the warning names the number of clusters (the old
-    defaults, stuck at 7-10 clusters, warned only about the log joint)."""
+    """With the defaults and no burn-in, 30 sweeps on the short texts keep the climb from 12 to
+    about 37 clusters in the kept sweeps: the warning names the number of clusters (the old
+    defaults, stuck at 7-10 clusters, warned only about the log joint). A fixed-seed case
+    (seed 4 since the atoms are drawn lazily, 0 before): over seeds 100-129 the climb is
+    still trending in 12 chains of 30 (11 of 30 with the dense atoms), the mean number of
+    clusters at every sweep within two standard errors of the dense atoms'."""
     corpus = _short_texts()
-    model = mb.HDPMixture(n_iter=30, burn_in=0, random_state=0)
+    model = mb.HDPMixture(n_iter=30, burn_in=0, random_state=4)
     with pytest.warns(mb.ConvergenceWarning,
                       match="HDP chain 1: the number of clusters is still trending"):
         model.fit(corpus.counts)

@@ -20,6 +20,11 @@ from numba import njit, prange
 from .._kernel_tools import twice
 
 
+# a draw from weights whose largest (or total) is below this is redone from logarithms: every
+# weight that may have underflowed is then below 1e-58 of the largest
+_TINY = 1e-250
+
+
 @njit(cache=True, inline="always")
 def _draw_from_weights(weights, count, uniform):
     """Index ``< count`` drawn with probabilities proportional to ``weights[:count]`` (>= 0)."""
@@ -360,26 +365,37 @@ def _table_predictive_log(kernel, stats, k, members, size, row_of, points, prior
 
 
 @njit(cache=True, inline="always")
-def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, repeats, size,
-                            row_of, a, products, logs):
-    """``logs[c]``: the log joint predictive of a table's tokens ``block`` under dish
-    ``candidates[c]`` (``_table_predictive_log``'s categorical product), the dishes in the inner
-    loop over the word-major counts (``word_major[W]`` the dishes' totals); products of up to 16 ratios (each at least
-    :math:`a/(n + Wa)`) between logarithms, so none underflows."""
-    W = stats.shape[1] - 1
+def _block_products_categorical(word_major, candidates, n_candidates, block, repeats, size,
+                                row_of, a, W, offset, products):
+    """``products[c]``: the joint predictive of a table's tokens ``block`` under dish
+    ``candidates[c]`` (``_table_predictive_log``'s categorical product, the tokens counted from
+    ``offset``), the dishes in the inner loop over the word-major counts (``word_major[W]`` the
+    dishes' totals). For at most 16 tokens: every ratio is at least :math:`a/(n + Wa)`."""
     for c in range(n_candidates):
-        logs[c] = 0.0
         products[c] = 1.0
     for s in range(size):
         counts_of_word = word_major[row_of[block[s]]]
         extra = repeats[s] + a
         for c in range(n_candidates):
             k = candidates[c]
-            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + s)
-        if s % 16 == 15 or s == size - 1:
-            for c in range(n_candidates):
-                logs[c] += math.log(products[c])
-                products[c] = 1.0
+            products[c] *= (counts_of_word[k] + extra) / (word_major[W, k] + W * a + offset + s)
+
+
+@njit(cache=True, inline="always")
+def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, repeats, size,
+                            row_of, a, products, logs):
+    """``logs[c]``: the log of :func:`_block_products_categorical` for any number of tokens,
+    products of up to 16 ratios between logarithms, so none underflows."""
+    W = stats.shape[1] - 1
+    for c in range(n_candidates):
+        logs[c] = 0.0
+    for first in range(0, size, 16):
+        last = min(size, first + 16)
+        _block_products_categorical(word_major, candidates, n_candidates, block[first:last],
+                                    repeats[first:last], last - first, row_of, a, W, first,
+                                    products)
+        for c in range(n_candidates):
+            logs[c] += math.log(products[c])
 
 
 @njit(cache=True)
@@ -411,6 +427,7 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
     # every dish are contiguous (the dish loop below reads them for every customer)
     word_major = (np.ascontiguousarray(stats.T) if kernel == 0
                   else np.zeros((1, stats.shape[0])))
+    W_all = stats.shape[1] - 1
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
         size = end - start
@@ -453,12 +470,37 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
             for k in range(n_dishes):
                 if beta[k] <= 0.0:
                     continue
-                if stats[k, last] == 0.0:
+                # the dish's count (word-major for tokens: one contiguous row)
+                if (word_major[last, k] if kernel == 0 else stats[k, last]) == 0.0:
                     empty_mass += beta[k]
                     continue
                 candidates[n_candidates] = k
                 n_candidates += 1
-            if kernel == 0:
+            uniform = np.random.random()
+            if kernel == 0 and count <= 16:
+                # weights, not logarithms: 16 ratios (each at least a/(n + Wa)) times beta
+                # cannot underflow but where beta is tiny, and then the logs take over
+                _block_products_categorical(word_major, candidates, n_candidates, block,
+                                            block_repeats, count, row_of, settings[0], W_all, 0,
+                                            logs)
+                top = 0.0
+                for c in range(n_candidates):
+                    logs[c] *= beta[candidates[c]]
+                    top = max(top, logs[c])
+                logs[n_candidates] = (empty_mass + tail) * math.exp(_table_predictive_log(
+                    kernel, stats, n_dishes, block, count, row_of, points, prior_mean,
+                    settings, block_repeats))
+                top = max(top, logs[n_candidates])
+                if top > _TINY:
+                    c = _draw_from_weights(logs, n_candidates + 1, uniform)
+                    linear = True
+                else:
+                    linear = False
+            else:
+                linear = False
+            if linear:
+                pass  # drawn above
+            elif kernel == 0:
                 _block_logs_categorical(stats, word_major, candidates, n_candidates, block,
                                         block_repeats, count, row_of, settings[0], products,
                                         logs)
@@ -470,12 +512,13 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
                     logs[c] = math.log(beta[k]) + _table_predictive_log(
                         kernel, stats, k, block, count, row_of, points, prior_mean, settings,
                         block_repeats)
-            # every dish nobody else eats: the prior predictive (statistics row n_dishes is
-            # kept at zero for this)
-            logs[n_candidates] = math.log(empty_mass + tail) + _table_predictive_log(
-                kernel, stats, n_dishes, block, count, row_of, points, prior_mean, settings,
-                block_repeats)
-            c = _draw_from_logs(logs, n_candidates + 1, np.random.random())
+            if not linear:
+                # every dish nobody else eats: the prior predictive (statistics row n_dishes
+                # is kept at zero for this)
+                logs[n_candidates] = math.log(empty_mass + tail) + _table_predictive_log(
+                    kernel, stats, n_dishes, block, count, row_of, points, prior_mean,
+                    settings, block_repeats)
+                c = _draw_from_logs(logs, n_candidates + 1, uniform)
             if c < n_candidates:
                 k = candidates[c]
             else:
@@ -551,8 +594,10 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
 
     The dishes above :math:`v_t` (``dish_slice[j, t]``) are the first :math:`N(v_t)` of
     ``by_weight`` (dishes by decreasing :math:`\beta`, ``sorted_beta``), and the weights are
-    ``likelihood`` :math:`= f_k(y)` scaled by the largest of its row (no exponential per
-    candidate); a customer whose candidates all underflow there is drawn again from ``loglik``.
+    ``likelihood`` :math:`= f_k(y)` times any constant of its row at most 1 over its
+    largest entry (no exponential per candidate); a customer whose candidates' weights sum
+    to less than ``_TINY`` (1e-250: all far below the row's scale, where some might have
+    underflowed) is drawn again from ``loglik``.
     """
     J = group_ptr.shape[0] - 1
     K = by_weight.shape[0]
@@ -592,7 +637,7 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
             total = 0.0
             for c in range(count):
                 total += weights[c]
-            if total > 0.0:
+            if total > _TINY:
                 c = _draw_from_weights(weights, count, uniforms[i])
             else:
                 for c in range(count):

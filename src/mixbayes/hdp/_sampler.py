@@ -15,7 +15,9 @@ label step a choice among finitely many candidates. One sweep:
 1. :math:`(\beta', v)` jointly: :math:`\beta'_k \sim \mathrm{Beta}(m_k + 1, m_{>k} + \gamma_0)`
    (:math:`m_k` = occupied tables serving dish k), then :math:`v` for every occupied table;
    dish sticks are instantiated from the prior until the unbroken mass is below :math:`\min v`.
-2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats).
+2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats); the categorical
+   kernel's are drawn lazily, only the entries the label steps may read, in the same law
+   (:mod:`~mixbayes.hdp._lazy_atoms`).
 3. Dishes of occupied tables: :math:`k_{jt} \propto 1\{v_{jt} \le \beta_k\}\prod f_k(y)`.
 4. :math:`(\gamma'_j, u_j)` jointly, then table sticks from the prior until each group's unbroken
    mass is below its least :math:`u`.
@@ -56,8 +58,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, lookup
-from . import _kernels, _moves
+from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, lookup  # noqa: F401
+from . import _kernels, _lazy_atoms, _moves
 
 
 def _work(data):
@@ -126,22 +128,6 @@ def _grow(array, width, fill):
     return grown
 
 
-def _with_prior_atoms(data, loglik, K, rng):
-    """Append lookup columns for new dishes ``loglik.shape[1]..K-1`` (prior atoms)."""
-    have = loglik.shape[1]
-    if K <= have:
-        return loglik
-    no_dish = np.zeros(0, dtype=np.int64)
-    if data.kernel == CATEGORICAL:
-        empty = GroupedData(CATEGORICAL, data.group_ptr, no_dish, data.points, data.n_words,
-                            data.word_prior)
-    else:
-        empty = GroupedData(GAUSSIAN, data.group_ptr, no_dish, data.points[:0], 0, 0.0,
-                            data.prior_mean, data.prior_precision, data.observation_precision)
-    fresh = lookup(data, draw_atoms(empty, no_dish, K - have, rng))
-    return np.ascontiguousarray(np.hstack([loglik, fresh]))
-
-
 def dish_statistics(data, dish_of, rows):
     """Sufficient statistics of every dish, ``rows`` rows (zero beyond the dishes in use):
     word counts and their total, or sums of the points and their number."""
@@ -162,7 +148,7 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     """The auxiliary move: every occupied table's dish redrawn given beta with the atoms
     integrated out (:func:`~mixbayes.hdp._kernels.collapsed_dish_step`)."""
     K = beta.size
-    room = max(2 * K, 8)
+    room = K + 8  # an allocation size: the kernel doubles it when new dishes need more
     padded = np.zeros(room)
     padded[:K] = beta
     stats = dish_statistics(data, state.dish_of(data), room + 1)
@@ -250,9 +236,10 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
 
     # 2. atoms, and 3. the dishes of the occupied tables
     K = len(sticks.beta)
-    loglik = lookup(data, draw_atoms(data, state.dish_of(data), K, rng))
+    atoms = _lazy_atoms.Atoms(data, state.dish_of(data), K, rng)
     sorted_beta, by_weight = _by_weight(sticks.array)
-    _kernels.dish_step(data.group_ptr, state.table_of, data.rows, loglik, state.table_dish,
+    atoms.reveal_for_dish_step(state.table_of, dish_slice, sorted_beta, by_weight, rng)
+    _kernels.dish_step(data.group_ptr, state.table_of, data.rows, atoms.loglik, state.table_dish,
                        counts, dish_slice, sorted_beta, by_weight, _uniforms_at(occupied, rng),
                        work=work)
 
@@ -288,7 +275,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         sticks.extend_until(lambda s: 1.0 - s.tail > top)
         state.table_dish[empty] = np.minimum(
             np.searchsorted(np.cumsum(sticks.array), draws, side="right"), len(sticks.beta) - 1)
-        loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
+        atoms.extend(len(sticks.beta), rng)
     if informed:
         # keep each empty table's dish slice, forget its dish, and let the customers choose
         slices = np.full(weights.shape, np.inf)
@@ -299,18 +286,22 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         if empty.any():
             lowest = slices[empty].min()
             sticks.extend_until(lambda s: s.tail < lowest)
-            loglik = _with_prior_atoms(data, loglik, len(sticks.beta), rng)
+            atoms.extend(len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
         counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1],
                                        work=work)
         sorted_beta, by_weight = _by_weight(sticks.array)
-        likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+        atoms.reveal_for_customer_step(weights, n_tables, table_slice, slices, sorted_beta,
+                                       by_weight, rng)
         _kernels.customer_step_informed(
-            data.group_ptr, data.rows, likelihood, loglik, state.table_dish, weights, n_tables,
+            data.group_ptr, data.rows, atoms.scaled_likelihood(), atoms.loglik,
+            state.table_dish, weights, n_tables,
             table_slice, slices, sorted_beta, by_weight, counts,
             rng.random(data.n_observations), state.table_of, work=work)
         return counts
-    _kernels.customer_step(data.group_ptr, data.rows, loglik, state.table_dish, weights,
+    atoms.reveal_for_plain_customer_step(state.table_dish, weights, n_tables, table_slice,
+                                         rng)
+    _kernels.customer_step(data.group_ptr, data.rows, atoms.loglik, state.table_dish, weights,
                            n_tables, table_slice, rng.random(data.n_observations),
                            state.table_of, work=work)
     counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1], work=work)

@@ -1,0 +1,291 @@
+r"""The categorical kernel's atoms drawn lazily: only the word probabilities the label steps read.
+
+A dish's atom given its tokens is :math:`\phi_k \sim \mathrm{Dir}(\alpha_w + n_{k\cdot})`, W
+probabilities, but a short text's dish uses a few dozen words and the label steps read
+:math:`\log\phi_{kw}` only for the words of the tables and customers that may choose dish k (the
+dishes above a slice). Drawing the whole atom costs W Gamma variates a dish every sweep; here
+it is drawn in the same law, in pieces (the Dirichlet's aggregation property):
+
+1. at the start, a Gamma variate :math:`g_w \sim \mathrm{Ga}(\alpha_w + n_{kw})` for every word
+   the dish uses and one :math:`r \sim \mathrm{Ga}((W - u_k)\alpha_w)` for the total of the
+   :math:`W - u_k` words it does not use; normalised by their sum, these are the used words'
+   probabilities and the unused words' total mass :math:`R_k` (exactly their joint law under
+   the Dirichlet, and the unused words' shares of :math:`R_k` are an independent
+   :math:`\mathrm{Dir}(\alpha_w, \dots, \alpha_w)`);
+2. whenever a step is about to read hidden entries, a set S of them is revealed: Gamma
+   variates :math:`\mathrm{Ga}(\alpha_w)` for the words of S and one
+   :math:`\mathrm{Ga}((h_k - |S|)\alpha_w)` for the :math:`h_k - |S|` words still hidden,
+   normalised, split the hidden mass :math:`R_k` among them (again exactly the law of those
+   shares, and the rest stays an independent Dirichlet).
+
+Which entries are revealed depends only on the slices, the sticks and entries already
+revealed, never on a hidden value, so the atoms the steps see have exactly the law of atoms
+drawn whole (lazy evaluation of the same random variables); the random stream differs from
+the dense draw's. Hidden entries of ``loglik`` hold NaN, so a step that read one would show.
+
+Which entries a step may read: the dish step reads table t's words under the first
+``reach[t]`` dishes of ``by_weight`` (those above its slice), the informed customer step the
+customer's word under the first ``reach[t]`` dishes for every table t above its slice (an
+occupied table's dish is among them: its weight is above the table's dish slice). Both sets
+are prefixes of one ordering, so a word's wanted dishes are the prefix of the longest reach
+among its tokens (:func:`dish_step_reach`, :func:`customer_step_reach`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, lookup
+from ._kernels import _count_at_least
+
+
+def _log_gamma_variates(shape, rng):
+    """log of Gamma(shape) variates (any shape > 0) by Gamma(a) = Gamma(a + 1) U^(1/a): no
+    underflow for tiny shapes (the dense draw's formula, numpy's generator)."""
+    return np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
+
+
+@njit(cache=True)
+def _normalise_used(W, K, pair_dish, pair_word, log_used, log_rest):
+    """``loglik`` (W, K) with the used words' log probabilities (NaN elsewhere), their
+    exponentials (``likelihood``, unset elsewhere) and every
+    dish's log hidden mass, from the log Gamma variates of the used pairs (sorted by dish) and
+    of every dish's unused total (-inf where every word is used)."""
+    loglik = np.full((W, K), np.nan)
+    likelihood = np.empty((W, K))  # set where loglik is (never read elsewhere)
+    log_hidden = np.empty(K)
+    p, n = 0, pair_dish.shape[0]
+    for k in range(K):
+        start = p
+        while p < n and pair_dish[p] == k:
+            p += 1
+        top = log_rest[k]
+        for q in range(start, p):
+            top = max(top, log_used[q])
+        total = math.exp(log_rest[k] - top)
+        for q in range(start, p):
+            total += math.exp(log_used[q] - top)
+        norm = top + math.log(total)
+        for q in range(start, p):
+            loglik[pair_word[q], k] = log_used[q] - norm
+            likelihood[pair_word[q], k] = math.exp(log_used[q] - norm)
+        log_hidden[k] = log_rest[k] - norm
+    return loglik, likelihood, log_hidden
+
+
+@njit(cache=True)
+def _mark(loglik, words, dishes):
+    """The distinct hidden entries among the pairs ``(words[c], dishes[c])`` (repeats allowed):
+    their positions, marked +inf in ``loglik`` until filled, and how many each dish has."""
+    wanted = np.zeros(loglik.shape[1], dtype=np.int64)
+    at_word = np.empty(words.shape[0], dtype=np.int64)
+    at_dish = np.empty(words.shape[0], dtype=np.int64)
+    count = 0
+    for c in range(words.shape[0]):
+        w, k = words[c], dishes[c]
+        if math.isnan(loglik[w, k]):
+            loglik[w, k] = np.inf
+            at_word[count] = w
+            at_dish[count] = k
+            count += 1
+            wanted[k] += 1
+    return at_word[:count], at_dish[:count], wanted
+
+
+@njit(cache=True)
+def _fill(loglik, likelihood, log_hidden, at_word, at_dish, log_new, log_rest, wanted):
+    """Split every touched dish's hidden mass among its marked entries (log Gamma variates
+    ``log_new``) and its words still hidden (``log_rest``, -inf where none is left)."""
+    K = loglik.shape[1]
+    top = log_rest.copy()
+    for q in range(at_word.shape[0]):
+        top[at_dish[q]] = max(top[at_dish[q]], log_new[q])
+    total = np.zeros(K)
+    for q in range(at_word.shape[0]):
+        total[at_dish[q]] += math.exp(log_new[q] - top[at_dish[q]])
+    for k in range(K):
+        if wanted[k] > 0:
+            total[k] = top[k] + math.log(total[k] + math.exp(log_rest[k] - top[k]))
+    for q in range(at_word.shape[0]):
+        k = at_dish[q]
+        loglik[at_word[q], k] = log_hidden[k] + log_new[q] - total[k]
+        likelihood[at_word[q], k] = math.exp(loglik[at_word[q], k])
+    for k in range(K):
+        if wanted[k] > 0:
+            log_hidden[k] += log_rest[k] - total[k]
+
+
+@njit(cache=True)
+def _prefix_pairs(reach_of_word, by_weight):
+    """The pairs (w, by_weight[q]) for q < reach_of_word[w]."""
+    words = np.empty(reach_of_word.sum(), dtype=np.int64)
+    dishes = np.empty(words.shape[0], dtype=np.int64)
+    c = 0
+    for w in range(reach_of_word.shape[0]):
+        for q in range(reach_of_word[w]):
+            words[c] = w
+            dishes[c] = by_weight[q]
+            c += 1
+    return words, dishes
+
+
+@njit(cache=True)
+def dish_step_reach(group_ptr, table_of, row_of, dish_slice, sorted_beta, n_rows):
+    """Every row's (word's) longest reach among the occupied tables it sits at: the dish step
+    reads ``loglik[w, by_weight[q]]`` for q below it only."""
+    reach_of_word = np.zeros(n_rows, dtype=np.int64)
+    for j in range(group_ptr.shape[0] - 1):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            reach = _count_at_least(sorted_beta, dish_slice[j, table_of[i]])
+            reach_of_word[row_of[i]] = max(reach_of_word[row_of[i]], reach)
+    return reach_of_word
+
+
+@njit(cache=True)
+def customer_step_reach(group_ptr, row_of, table_weight, n_tables, table_slice, dish_slice,
+                        sorted_beta, n_rows):
+    """Every row's longest reach over the tables its customers may join (weight above their
+    slice): the informed customer step reads ``loglik[w, by_weight[q]]`` for q below it only."""
+    reach_of_word = np.zeros(n_rows, dtype=np.int64)
+    for j in range(group_ptr.shape[0] - 1):
+        T = n_tables[j]
+        reach = np.empty(T, dtype=np.int64)
+        for t in range(T):
+            reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            longest = 0
+            for t in range(T):
+                if table_weight[j, t] >= table_slice[i]:
+                    longest = max(longest, reach[t])
+            reach_of_word[row_of[i]] = max(reach_of_word[row_of[i]], longest)
+    return reach_of_word
+
+
+@njit(cache=True)
+def customer_step_pairs(group_ptr, row_of, table_dish, table_weight, n_tables, table_slice):
+    """The pairs the plain customer step reads: every customer's word under the dish of every
+    table above its slice."""
+    n = 0
+    for j in range(group_ptr.shape[0] - 1):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            for t in range(n_tables[j]):
+                if table_weight[j, t] >= table_slice[i]:
+                    n += 1
+    words = np.empty(n, dtype=np.int64)
+    dishes = np.empty(n, dtype=np.int64)
+    c = 0
+    for j in range(group_ptr.shape[0] - 1):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            for t in range(n_tables[j]):
+                if table_weight[j, t] >= table_slice[i]:
+                    words[c] = row_of[i]
+                    dishes[c] = table_dish[j, t]
+                    c += 1
+    return words, dishes
+
+
+class Atoms:
+    """The log-likelihood lookup ``loglik[row, k]`` of the label steps under atoms drawn from
+    their conditionals: lazily for the categorical kernel (module docstring), whole for the
+    Gaussian one (its rows are the points: every entry is a different point's density)."""
+
+    def __init__(self, data, dish_of, K, rng):
+        self.data = data
+        self.lazy = data.kernel == CATEGORICAL
+        if not self.lazy:
+            self.loglik = lookup(data, draw_atoms(data, dish_of, K, rng))
+            return
+        W = data.n_words
+        keys, counts = np.unique(dish_of * W + data.rows, return_counts=True)
+        pair_dish = keys // W
+        used = np.bincount(pair_dish, minlength=K)
+        self.hidden = W - used
+        alpha = float(data.word_prior)
+        log_used = _log_gamma_variates(counts + alpha, rng)
+        log_rest = np.full(K, -np.inf)
+        some = self.hidden > 0
+        log_rest[some] = _log_gamma_variates(self.hidden[some] * alpha, rng)
+        self.loglik, self.likelihood, self.log_hidden = _normalise_used(
+            W, K, pair_dish, keys % W, log_used, log_rest)
+
+    @property
+    def n_dishes(self):
+        return self.loglik.shape[1]
+
+    def extend(self, K, rng):
+        """Columns for new dishes ``n_dishes..K-1``, atoms from the prior (nobody eats them)."""
+        have = self.n_dishes
+        if K <= have:
+            return
+        if not self.lazy:
+            d = self.data
+            no_dish = np.zeros(0, dtype=np.int64)
+            empty = GroupedData(GAUSSIAN, d.group_ptr, no_dish, d.points[:0], 0, 0.0,
+                                d.prior_mean, d.prior_precision, d.observation_precision)
+            fresh = lookup(d, draw_atoms(empty, no_dish, K - have, rng))
+            self.loglik = np.ascontiguousarray(np.hstack([self.loglik, fresh]))
+            return
+        W = self.data.n_words
+        self.loglik = np.ascontiguousarray(np.hstack([self.loglik, np.full((W, K - have), np.nan)]))
+        self.likelihood = np.ascontiguousarray(np.hstack([self.likelihood,
+                                                          np.empty((W, K - have))]))
+        self.log_hidden = np.concatenate([self.log_hidden, np.zeros(K - have)])
+        self.hidden = np.concatenate([self.hidden, np.full(K - have, W, dtype=np.int64)])
+
+    def reveal_for_dish_step(self, table_of, dish_slice, sorted_beta, by_weight, rng):
+        """Reveal every entry the dish step may read (:func:`dish_step_reach`)."""
+        if self.lazy:
+            d = self.data
+            self.reveal_prefix(dish_step_reach(d.group_ptr, table_of, d.rows, dish_slice,
+                                               sorted_beta, d.n_words), by_weight, rng)
+
+    def reveal_for_customer_step(self, table_weight, n_tables, table_slice, dish_slice,
+                                 sorted_beta, by_weight, rng):
+        """Reveal every entry the informed customer step may read (:func:`customer_step_reach`)."""
+        if self.lazy:
+            d = self.data
+            self.reveal_prefix(customer_step_reach(d.group_ptr, d.rows, table_weight, n_tables,
+                                                   table_slice, dish_slice, sorted_beta,
+                                                   d.n_words), by_weight, rng)
+
+    def reveal_for_plain_customer_step(self, table_dish, table_weight, n_tables, table_slice,
+                                       rng):
+        """Reveal every entry the plain customer step may read (:func:`customer_step_pairs`)."""
+        if self.lazy:
+            d = self.data
+            self.reveal_pairs(*customer_step_pairs(d.group_ptr, d.rows, table_dish,
+                                                   table_weight, n_tables, table_slice), rng)
+
+    def reveal_prefix(self, reach_of_word, by_weight, rng):
+        """Reveal ``loglik[w, by_weight[q]]`` for every q below ``reach_of_word[w]``."""
+        if self.lazy:
+            self.reveal_pairs(*_prefix_pairs(reach_of_word, by_weight), rng)
+
+    def reveal_pairs(self, words, dishes, rng):
+        """Reveal ``loglik[words[c], dishes[c]]`` for every c (module docstring, step 2)."""
+        if not (self.lazy and words.size):
+            return
+        at_word, at_dish, wanted = _mark(self.loglik, words, dishes)
+        if not at_word.size:
+            return
+        alpha = float(self.data.word_prior)
+        log_new = _log_gamma_variates(np.full(at_word.size, alpha), rng)
+        left = self.hidden - wanted
+        log_rest = np.full(left.size, -np.inf)
+        some = (wanted > 0) & (left > 0)
+        log_rest[some] = _log_gamma_variates(left[some] * alpha, rng)
+        _fill(self.loglik, self.likelihood, self.log_hidden, at_word, at_dish, log_new,
+              log_rest, wanted)
+        self.hidden = left
+
+    def scaled_likelihood(self):
+        """``exp(loglik)`` times a constant of each row (a customer's candidates share its row,
+        so any per-row scale gives the same draw): the row maximum for the Gaussian kernel,
+        1 for the categorical one (log probabilities are at most 0), set only where revealed.
+        """
+        if not self.lazy:
+            return np.exp(self.loglik - self.loglik.max(axis=1, keepdims=True))
+        return self.likelihood
