@@ -273,3 +273,21 @@ def test_similarity_blocks_name_what_both_axes_count(n_clusters, ylabel):
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert (ticks == [str(k) for k in range(n_clusters)]) == (n_clusters <= 20)
     matplotlib.pyplot.close(fig)
+
+
+def test_elbo_figure_shows_each_iterations_gain_on_a_log_scale(fitted):
+    """A fit that stops after a few iterations is two or three dots on the ELBO's scale; the
+    second panel plots each iteration's gain, on a log scale."""
+    _, model = fitted
+    fig = plotting.plot_elbo_trace(model)
+    assert len(fig.axes) == 2
+    gain_axis = fig.axes[1]
+    assert gain_axis.get_yscale() == "log"
+    gains = np.diff(model.elbo_trace_)
+    (line, *drops) = gain_axis.get_lines()
+    iterations = np.arange(2, model.elbo_trace_.size + 1)
+    np.testing.assert_array_equal(line.get_xdata(), iterations[gains > 0])
+    np.testing.assert_allclose(line.get_ydata(), gains[gains > 0])
+    for drop in drops:  # CAVI never lowers the bound but by rounding, marked where it does
+        assert np.all(drop.get_ydata() < 1e-9 * abs(model.elbo_trace_[-1]))
+    assert gain_axis.get_title() == f"gain per iteration ({model.elbo_trace_.size} iterations)"

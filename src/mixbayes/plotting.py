@@ -8,11 +8,10 @@ __all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian
            "plot_topic_selection", "plot_hdp_trace"]
 
 
-def _axes(ax, figsize=(6, 4)):
+def _pyplot():
+    """``matplotlib.pyplot``, on Agg where the configured GUI backend cannot start."""
     import matplotlib
 
-    if ax is not None:
-        return ax.figure, ax
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo"):
         try:
             import matplotlib.pyplot  # noqa: F401  (a GUI backend that cannot start)
@@ -20,24 +19,57 @@ def _axes(ax, figsize=(6, 4)):
             matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=figsize)
+    return plt
+
+
+def _axes(ax, figsize=(6, 4)):
+    if ax is not None:
+        return ax.figure, ax
+    fig, ax = _pyplot().subplots(figsize=figsize)
     return fig, ax
 
 
 def plot_elbo_trace(model, ax=None):
-    """Plot the ELBO after every CAVI iteration (and the Gibbs log joint when present)."""
-    fig, ax = _axes(ax)
+    """Plot the ELBO after every CAVI iteration (and the Gibbs log joint when present).
+
+    Without ``ax``, a CAVI trace gets a second panel: each iteration's gain in ELBO on a log
+    scale, where a fit that stopped after two or three iterations still shows how far it
+    moved (on the ELBO's own scale such a trace is two dots a fraction of a nat apart)."""
     trace = getattr(model, "log_joint_trace_", None)
     title, label, step = "log joint per Gibbs sweep", "log p(y, z) (nats)", "sweep"
+    gains = None
     if trace is None:
-        trace = model.elbo_trace_
+        trace = np.asarray(model.elbo_trace_, dtype=float)
         title, label, step = "ELBO per CAVI iteration", "ELBO (nats)", "iteration"
-    ax.plot(np.arange(1, len(trace) + 1), trace, marker=".", lw=1)
-    ax.set_xlabel(step)
-    ax.set_ylabel(label)
-    ax.set_title(title)
-    _integer_ticks(ax)
-    ax.grid(alpha=0.3)
+        gains = np.diff(trace) if ax is None and trace.size > 1 else None
+    if gains is None:
+        fig, ax = _axes(ax)
+        trace_axis = ax
+    else:
+        fig, (trace_axis, gain_axis) = _pyplot().subplots(1, 2, figsize=(9, 3.6))
+    trace_axis.plot(np.arange(1, len(trace) + 1), trace, marker=".", lw=1)
+    trace_axis.set_xlabel(step)
+    trace_axis.set_ylabel(label)
+    trace_axis.set_title(title)
+    _integer_ticks(trace_axis)
+    trace_axis.grid(alpha=0.3)
+    if gains is not None:
+        iterations = np.arange(2, len(trace) + 1)
+        rising = gains > 0
+        gain_axis.semilogy(iterations[rising], gains[rising], marker=".", lw=1,
+                           label="gain")
+        if (~rising).any():  # a numerical drop of the bound: shown, not hidden
+            gain_axis.semilogy(iterations[~rising], np.maximum(-gains[~rising], 1e-300),
+                               "x", color="tab:red", label="drop")
+            gain_axis.legend(fontsize=8)
+        gain_axis.set_xlabel(step)
+        gain_axis.set_ylabel("ELBO gain over the iteration before (nats)")
+        gain_axis.set_title(f"gain per iteration ({plural(len(trace), 'iteration')})")
+        from matplotlib.ticker import MaxNLocator
+
+        gain_axis.set_xlim(1.5, len(trace) + 0.5)
+        gain_axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        gain_axis.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
 
