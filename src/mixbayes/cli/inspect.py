@@ -121,6 +121,9 @@ def _settings(model):
         if isinstance(value, float):
             return f"{value:g}"
         if isinstance(value, (list, tuple, np.ndarray)):
+            if np.size(value) <= 4:  # a prior's (shape, rate), a mean of a few features
+                return "(" + ", ".join(text(v.item() if hasattr(v, "item") else v)
+                                       for v in np.ravel(value)) + ")"
             return f"array of {np.size(value)}"
         return str(value)
 
