@@ -403,6 +403,13 @@ def test_points_tables_any_delimiter_and_features_named_by_the_header(tmp_path, 
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "semi.csv"), "--out",
                           str(tmp_path / "o"), "-q")
     _one_line_error(status, err, "numeric table", "--model gmm")
+    # and so is a table of numbers with a text class column (iris as R and UCI ship it)
+    (tmp_path / "iris.csv").write_text("sepal,petal,width,species\n5.1,3.5,1.4,setosa\n"
+                                       "6.3,3.3,6.0,virginica\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "iris.csv"), "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "numeric table", "--model gmm or --model tree",
+                    "--label-column")
 
 
 def test_row_index_columns_and_utf16_tables_from_pandas_r_and_excel(tmp_path, capsys):

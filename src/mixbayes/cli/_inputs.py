@@ -19,8 +19,8 @@ RAW_TEXT_MAX_DF = 0.5  # --max-df's default for raw text (max_df_of)
 _MISSING = ("NA", "NAN", "NULL", "?")
 _DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
                    "of numbers")
-_POINTS_HINT = ("cluster points with --model gmm, or points within groups with --model hdp "
-                "--groups FILE")
+_POINTS_HINT = ("cluster points with --model gmm or --model tree (--label-column NAME for a "
+                "class column), or points within groups with --model hdp --groups FILE")
 
 
 def _is_raw_text(path):
@@ -63,15 +63,21 @@ def max_df_of(args, raw_text):
 
 
 def _looks_numeric(path):
-    """Whether a CSV's first data row is all numbers (a table of points, not documents)."""
+    """Whether a CSV looks like a table of points, not documents: a data row of numbers, or of
+    numbers but for one cell (a class column, as R and UCI ship iris or Vehicle). Asked only
+    once its text column is missing, to say which model reads it."""
     from .._formats import allow_long_fields, read_text, sniff_delimiter
 
     text = read_text(path, "input")
     allow_long_fields(text)
     delimiter = sniff_delimiter(text)
+    decimal_comma = delimiter != ","
     for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
-        if _all_numbers(row, decimal_comma=delimiter != ","):
-            return bool(row)
+        numbers = sum(_all_numbers([cell], decimal_comma) for cell in row)
+        if row and numbers == len(row):
+            return True
+        if numbers >= 2 and numbers >= len(row) - 1:
+            return True
     return False
 
 
