@@ -291,3 +291,17 @@ def test_elbo_figure_shows_each_iterations_gain_on_a_log_scale(fitted):
     for drop in drops:  # CAVI never lowers the bound but by rounding, marked where it does
         assert np.all(drop.get_ydata() < 1e-9 * abs(model.elbo_trace_[-1]))
     assert gain_axis.get_title() == f"gain per iteration ({model.elbo_trace_.size} iterations)"
+
+
+def test_hdp_trace_wraps_its_panels_three_a_row():
+    """Five panels (NMI, clusters, log joint, both resampled concentrations) in two rows of at
+    most three, not one strip five panels wide."""
+    corpus, truth = mb.datasets.make_hdp_data(6, 10, n_words=8, random_state=0)
+    model = mb.HDPMixture(n_iter=6, random_state=0).fit(corpus.counts)
+    fig = plotting.plot_hdp_trace(model, nmi=np.linspace(0, 1, 6)[None, :])
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == [
+        "NMI against labels", "clusters in use", "log p(y, seating)", "γ0 (resampled)",
+        "α0 (resampled)"]
+    rows = sorted({round(ax.get_position().y0, 3) for ax in shown})
+    assert len(rows) == 2 and fig.get_size_inches()[0] <= 4.2 * 3

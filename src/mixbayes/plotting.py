@@ -310,7 +310,12 @@ def plot_hdp_trace(model, nmi=None):
             panels.append((f"{symbol} (resampled)", symbol, model.trace_[field]))
     if nmi is not None:
         panels.insert(0, ("NMI against labels", "NMI", np.atleast_2d(nmi)))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    # at most three panels a row: five in one row made a strip 2,300 pixels wide
+    columns = min(len(panels), 3)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), squeeze=False)
+    for axis in axes.ravel()[len(panels):]:
+        axis.set_visible(False)
     for axis, (title, unit, values) in zip(axes.ravel(), panels):
         for chain, row in enumerate(values):
             axis.plot(np.arange(1, len(row) + 1), row, lw=1, label=f"chain {chain + 1}")
