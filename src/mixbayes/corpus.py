@@ -171,6 +171,22 @@ class Corpus:
         return Corpus(self.counts[:, columns], self.vocabulary[columns], self.doc_ids,
                       self.labels, done)
 
+    def drop_empty_documents(self):
+        """Return a copy without the documents that hold no term (blank, or emptied by
+        :meth:`drop_terms`), their names and labels dropped with them; the corpus itself when
+        there are none, and None when every document is empty (a corpus holds at least one).
+
+        Every model accepts empty documents (they carry no evidence); the command line leaves
+        them out so that its outputs are about documents with something to say.
+        """
+        keep = np.flatnonzero(np.diff(self.counts.indptr) > 0)
+        if keep.size == self.n_documents:
+            return self
+        if keep.size == 0:
+            return None
+        return Corpus(self.counts[keep], self.vocabulary, self.doc_ids[keep],
+                      None if self.labels is None else self.labels[keep], self.preprocessing)
+
     # ------------------------------------------------------------------ writing
     def write(self, path, format="mtx"):
         """Write the corpus so that :func:`read_corpus` reads it back.

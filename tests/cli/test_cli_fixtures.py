@@ -110,6 +110,10 @@ def _csv_without_seconds(text):
 # a decimal number standing alone (not inside a word, a hash or a longer number)
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.])")
 RTOL, ATOL = 1e-9, 1e-12
+# numpy's SIMD log and exp differ in the last bit from one CPU to another (AVX-512 or AVX2
+# code paths); the selection's chain of warm-started fits carries them to 3e-8 (measured on
+# an AMD EPYC against a fixture recorded on another machine), every other run stays below 1e-9
+RUN_RTOL = {"topics_select": 1e-7}
 
 
 def _array(values):
@@ -140,32 +144,32 @@ def _html(text):
                 numbers=[float(value) for value in _NUMBER.findall(text)])
 
 
-def _same_text(got, expected):
-    """Equal but for decimal numbers, which agree to :data:`RTOL`."""
+def _same_text(got, expected, rtol=RTOL):
+    """Equal but for decimal numbers, which agree to ``rtol``."""
     if _NUMBER.sub("#", got) != _NUMBER.sub("#", expected):
         return False
-    return all(math.isclose(float(a), float(b), rel_tol=RTOL, abs_tol=ATOL)
+    return all(math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=ATOL)
                for a, b in zip(_NUMBER.findall(got), _NUMBER.findall(expected)))
 
 
-def matches(got, expected):
+def matches(got, expected, rtol=RTOL):
     """``got`` equals ``expected`` (nested lists, dicts, strings and numbers), floats and
-    decimal numbers in strings to :data:`RTOL`."""
+    decimal numbers in strings to ``rtol``."""
     if isinstance(expected, float) or isinstance(got, float):
         if isinstance(got, float) and isinstance(expected, float) \
                 and math.isnan(got) and math.isnan(expected):
             return True
         return (isinstance(got, (int, float)) and isinstance(expected, (int, float))
                 and not isinstance(got, bool) and not isinstance(expected, bool)
-                and math.isclose(got, expected, rel_tol=RTOL, abs_tol=ATOL))
+                and math.isclose(got, expected, rel_tol=rtol, abs_tol=ATOL))
     if isinstance(expected, str):
-        return isinstance(got, str) and _same_text(got, expected)
+        return isinstance(got, str) and _same_text(got, expected, rtol)
     if isinstance(expected, list):
         return (isinstance(got, list) and len(got) == len(expected)
-                and all(matches(a, b) for a, b in zip(got, expected)))
+                and all(matches(a, b, rtol) for a, b in zip(got, expected)))
     if isinstance(expected, dict):
         return (isinstance(got, dict) and sorted(got) == sorted(expected)
-                and all(matches(got[key], expected[key]) for key in expected))
+                and all(matches(got[key], expected[key], rtol) for key in expected))
     return got == expected
 
 
@@ -233,7 +237,8 @@ def test_outputs_match_the_fixture(name, tmp_path, threads):
     expected = json.loads(path.read_text(encoding="utf-8"))
     assert got["status"] == expected["status"] == 0, got["stderr"]
     assert sorted(got["files"]) == sorted(expected["files"])
+    rtol = RUN_RTOL.get(name, RTOL)
     for file in expected["files"]:
-        assert matches(got["files"][file], expected["files"][file]), file
-    assert matches(got["stdout"], expected["stdout"])
-    assert matches(got["stderr"], expected["stderr"])
+        assert matches(got["files"][file], expected["files"][file], rtol), file
+    assert matches(got["stdout"], expected["stdout"], rtol)
+    assert matches(got["stderr"], expected["stderr"], rtol)

@@ -80,7 +80,7 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
     monkeypatch.setattr(_readers, "_read_shard", _counted_read)
     READS.clear()
     cluster = _cluster()
-    reduce, calls, killed = _cavi._Shards._reduce, [], []
+    reduce, calls, killed = _cavi.RowShards._reduce, [], []
 
     def kill_then_reduce(shards, parts, add, first=None):
         """At the 4th iteration, with its local steps submitted: kill a worker holding shards,
@@ -90,7 +90,7 @@ def test_worker_killed_mid_fit(tmp_path, monkeypatch):
             killed.append(_kill_and_replace(cluster, shards.client, shards.data))
         return reduce(shards, parts, add, first)
 
-    monkeypatch.setattr(_cavi._Shards, "_reduce", kill_then_reduce)
+    monkeypatch.setattr(_cavi.RowShards, "_reduce", kill_then_reduce)
     try:
         with distributed.Client(cluster) as client:
             remote = mb.DirichletMultinomialMixture(**params).fit(

@@ -88,9 +88,9 @@ def read_documents(args):
     ``(corpus, stop_words_used, n_left_out)``.
 
     On a cluster (``args.client``), a docword or Matrix Market file is read by the workers and
-    stays there: the corpus is then a :class:`._sharded.ClusterCorpus`.
+    stays there: the corpus is then a :class:`mixbayes.distributed.ShardedCorpus`, filtered
+    by the same calls as a :class:`mixbayes.Corpus` here.
     """
-    from ..corpus import raw_text_options, read_corpus
     from ._sharded import count_file, read_sharded
 
     path = args.input
@@ -102,25 +102,8 @@ def read_documents(args):
         raise ValueError(f"--label-column names a column of a CSV file; {path!r} is not one "
                          "(give the labels with --labels FILE).")
     source = count_file(args)
-    if source is not None:
-        return read_sharded(args, source)
-    raw = os.path.exists(path) and _is_raw_text(path)
-    words = raw_text_options() if raw else {}
-    try:
-        if path.endswith((".csv", ".csv.gz")):
-            try:
-                corpus = read_corpus(path, text_column=args.text_column,
-                                     label_column=label_column, **words)
-            except ValueError as exc:
-                if "text_column" in str(exc) and _looks_numeric(path):
-                    raise ValueError(f"input: {path!r} is a numeric table with no "
-                                     f"{args.text_column!r} column of text; "
-                                     f"{_POINTS_HINT}.") from None
-                raise  # main names text_column as --text-column
-        else:
-            corpus = read_corpus(path, **words)
-    except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
-        raise as_input_error(exc) from None
+    raw = source is None and os.path.exists(path) and _is_raw_text(path)
+    corpus = read_sharded(args, source) if source is not None else _read_here(args, raw)
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
@@ -130,17 +113,35 @@ def read_documents(args):
     if stop_words is not None or args.min_df != 1 or max_df != 1.0 or max_features:
         corpus = corpus.drop_terms(stop_words=stop_words, min_df=args.min_df, max_df=max_df,
                                    max_features=max_features)
-    keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
-    if keep.size == 0:
+    n_documents = corpus.n_documents
+    corpus = corpus.drop_empty_documents()
+    if corpus is None:
         raise empty_corpus_error(path)
-    left_out = corpus.n_documents - keep.size
-    if left_out:
-        from ..corpus import Corpus
+    return corpus, stop_words, int(n_documents - corpus.n_documents)
 
-        corpus = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep],
-                        None if corpus.labels is None else corpus.labels[keep],
-                        corpus.preprocessing)
-    return corpus, stop_words, int(left_out)
+
+def _read_here(args, raw):
+    """The :class:`mixbayes.Corpus` of ``args.input``, read in this process (``raw``: text,
+    tokenised with the raw-text options)."""
+    from ..corpus import raw_text_options, read_corpus
+
+    path = args.input
+    label_column = getattr(args, "label_column", None)
+    words = raw_text_options() if raw else {}
+    try:
+        if path.endswith((".csv", ".csv.gz")):
+            try:
+                return read_corpus(path, text_column=args.text_column,
+                                   label_column=label_column, **words)
+            except ValueError as exc:
+                if "text_column" in str(exc) and _looks_numeric(path):
+                    raise ValueError(f"input: {path!r} is a numeric table with no "
+                                     f"{args.text_column!r} column of text; "
+                                     f"{_POINTS_HINT}.") from None
+                raise  # main names text_column as --text-column
+        return read_corpus(path, **words)
+    except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
+        raise as_input_error(exc) from None
 
 
 def as_input_error(exc):

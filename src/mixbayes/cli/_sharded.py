@@ -49,10 +49,11 @@ def count_file(args):
 # ---------------------------------------------------------------------- on the client
 def probabilities(model, corpus):
     """``model.predict_proba`` of the corpus's documents in row chunks: the whole matrix at once
-    in process, a shard at a time from the workers for a :class:`ClusterCorpus`."""
-    from ..distributed import ClusterCorpus, predict_proba_of
+    in process, a shard at a time from the workers for a
+    :class:`~mixbayes.distributed.ShardedCorpus`."""
+    from ..distributed import ShardedCorpus, predict_proba_of
 
-    if not isinstance(corpus, ClusterCorpus):
+    if not isinstance(corpus, ShardedCorpus):
         yield model.predict_proba(corpus.counts)
         return
     yield from corpus.map(predict_proba_of, _without_documents(model))
@@ -74,43 +75,44 @@ def report_data(corpus):
     :data:`._dask.SAMPLE` documents (its ``rows`` when not all of them) from the workers."""
     from . import _dask
 
-    from ..distributed import ClusterCorpus
+    from ..distributed import ShardedCorpus
 
-    if not isinstance(corpus, ClusterCorpus):
+    if not isinstance(corpus, ShardedCorpus):
         return corpus, {}
     sample, rows = corpus.sample(_dask.SAMPLE)
     return sample, ({} if rows.size == corpus.n_documents else {"rows": rows})
 
 
 def read_sharded(args, source):
-    """:func:`mixbayes.cli._inputs.read_documents` of the docword or Matrix Market file
-    ``source`` (from :func:`count_file`), read by the workers of ``args.client``; returns
-    ``(ClusterCorpus, stop_words_used, n_left_out)``."""
+    """The docword or Matrix Market file ``source`` (from :func:`count_file`) as a
+    :class:`~mixbayes.distributed.ShardedCorpus` read and checked by the workers of
+    ``args.client`` and kept there (its ``notes`` say what the reading did); the filters are
+    :func:`mixbayes.cli._inputs.read_documents`' own."""
     from ..distributed import NotSortedError, entries_mismatch
 
     path, kind = source
     notes = []
     try:
-        sharded, parts = _read(path, kind, args.client, sorted_rows=True)
+        corpus = _read(path, kind, args.client, sorted_rows=True)
     except NotSortedError as exc:
         if kind != "mtx":  # UCI files are sorted by document; the readers rely on it
             raise NotSortedError(f"{str(exc).rstrip('.')}; sort it by document, or leave out "
                                  "--scheduler/--workers to read it in this process.") from None
-        sharded, parts = _read(path, kind, args.client, sorted_rows=False)
+        corpus = _read(path, kind, args.client, sorted_rows=False)
         notes.append(f"{path} is not sorted by row: every worker read the whole file and kept "
                      "its rows")
-    mismatch = entries_mismatch(args.client, parts, path, sharded.entries)
+    mismatch = entries_mismatch(args.client, corpus.shards, path, corpus.entries)
     if mismatch:  # read_corpus refuses such a file; here the shards are read before the count
         notes.append(mismatch.rstrip("."))
-    corpus, stop_words, left_out = _documents(args, sharded, parts)
     corpus.notes = notes
-    return corpus, stop_words, left_out
+    corpus.doc_ids = corpus.document_ids()  # the outputs name every document
+    return corpus
 
 
 def _read(path, kind, client, sorted_rows):
-    """The ShardedCorpus of ``path`` and the futures of its non-empty shards, checked on the
-    workers (the first bad shard's error raised here, naming the input)."""
-    from ..distributed import checked_shards, read_docword, read_matrix_market
+    """The corpus of ``path``, its shards read and checked on the workers (the first bad
+    shard's error raised here, naming the input as the user gave it)."""
+    from ..distributed import read_docword, read_matrix_market
     from ._inputs import as_input_error
 
     where = os.path.abspath(path)  # a worker's working folder is not this one
@@ -119,49 +121,11 @@ def _read(path, kind, client, sorted_rows):
     try:
         sharded = (read_matrix_market(where, n_shards, BLOCKSIZE, sorted_rows) if kind == "mtx"
                    else read_docword(where, n_shards, BLOCKSIZE))
-    except (ValueError, OSError) as exc:
+        return sharded.persist(client)
+    except OSError as exc:
+        if "dask worker" in str(exc):  # the file is here, so not where a worker looked
+            raise as_input_error(OSError(f"{str(exc).rstrip('.')}, or leave out --scheduler "
+                                         "to fit in this process.")) from None
         raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None
-    parts = checked_shards(client, sharded, path)
-    _raise_first_error(parts, path, where)
-    return sharded, parts
-
-
-def _raise_first_error(parts, path, where):
-    """Wait for ``parts`` and raise the first one's error here, if any, naming the input as
-    the user gave it (``path``, read by the workers at ``where``)."""
-    from distributed import wait
-
-    from ._inputs import as_input_error
-
-    wait(parts)
-    for part in parts:
-        if part.status != "error":
-            continue
-        exc = part.exception()
-        if isinstance(exc, OSError):  # the file is here, so not where a worker looked
-            raise OSError(f"input: a dask worker cannot read {where!r} "
-                          f"({exc.strerror or exc}); the workers read a docword or Matrix "
-                          "Market input themselves: put it where they can (a shared file "
-                          "system), or leave out --scheduler to fit in this process.") from None
-        if isinstance(exc, ValueError):
-            exc = type(exc)(str(exc).replace(repr(where), repr(path)))
-        raise as_input_error(exc) from None
-
-
-def _documents(args, sharded, parts):
-    """The corpus of the checked shards with ``--labels``, ``--stop-words`` and ``--min-df``
-    applied and the empty documents left out, as ``read_documents`` leaves them; returns
-    ``(ClusterCorpus, stop_words_used, n_left_out)``."""
-    from ..distributed import filtered
-    from ._inputs import empty_corpus_error, max_df_of, read_sidecar, stop_words_of
-
-    n = sharded.counts.shape[0]
-    labels = (read_sidecar(args.labels, "labels", n, "documents") if args.labels is not None
-              else sharded.labels)
-    stop_words = stop_words_of(args.stop_words, False)  # counts, not raw text
-    corpus, left_out = filtered(args.client, sharded, parts, labels, stop_words, args.min_df,
-                                name=args.input, max_df=max_df_of(args, False),
-                                max_features=args.max_features)
-    if corpus is None:
-        raise empty_corpus_error(args.input)
-    return corpus, stop_words, left_out
+    except ValueError as exc:
+        raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None

@@ -94,7 +94,7 @@ def gather_rows(client, parts, sizes, rows):
             else np.vstack(gathered))
 
 
-class _Shards:
+class RowShards:
     """Row shards of the data, validated and then prepared on the workers, and kept there: the
     :class:`~mixbayes._engines.Rows` of a dask array.
 

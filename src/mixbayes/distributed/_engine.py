@@ -1,8 +1,8 @@
 """The Dask engine: the :class:`~mixbayes._engines.Engine` of dask data, and the ``with
 engine(client=...)`` context that sends every fit in its block to a cluster.
 
-It builds the rows (:class:`._cavi._Shards`) and the topic model's corpus
-(:class:`._topics.ShardedCorpusOfTopics`) that the models' own fit loops drive, and maps
+It builds the rows (:class:`._cavi.RowShards`) and the topic model's corpus
+(:class:`._topics.TopicShards`) that the models' own fit loops drive, and maps
 per-row work over the row chunks where they lie (:mod:`._blockwise`). It never calls a model's
 private member: the models ask it for their data through the declared protocols.
 """
@@ -25,20 +25,20 @@ class DaskEngine:
 
     def rows(self, X, check_values, points):
         from ._blockwise import travelling
-        from ._cavi import _as_dask, _Shards
+        from ._cavi import RowShards, _as_dask
         from ._readers import warn_entries
 
         check_values = travelling(check_values)  # a model's method travels without futures
         da = require()[1]
         client = get_client(self.client)
-        shards = _Shards(client, _as_dask(X, check_values, client, da, points), check_values)
+        shards = RowShards(client, _as_dask(X, check_values, client, da, points), check_values)
         warn_entries(client, shards.raw, X)
         return shards
 
     def corpus(self, X):
-        from ._topics import _Corpus
+        from ._topics import TopicShards
 
-        return _Corpus(X, get_client(self.client))
+        return TopicShards(X, get_client(self.client))
 
     def map_rows(self, X, function, width, dtype):
         from ._blockwise import map_rows

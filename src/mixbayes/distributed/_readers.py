@@ -30,39 +30,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._formats import check_announced_shape, count_file, read_labels, read_list
+from ..preprocessing import Preprocessing
+from ._corpus import ShardedCorpus
 from ._dask import require
 
 _BLOCK = 1 << 24  # bytes of a streamed file parsed at a time
-
-
-@dataclass
-class ShardedCorpus:
-    """A corpus whose counts are a dask array of CSR row shards, read by the workers.
-
-    Attributes
-    ----------
-    counts : dask.array.Array of shape (n_documents, n_terms)
-        Counts in ``scipy.sparse`` CSR chunks (one per shard; a shard may be empty): int64 from
-        a docword file, float64 from Matrix Market (checked to be whole when fitted).
-    vocabulary : list of str
-    path : str
-    labels : ndarray or None
-        From ``labels.txt`` beside a Matrix Market file, when it has one per document.
-    doc_ids : list of str or None
-        From ``doc_ids.txt`` beside a Matrix Market file.
-    """
-
-    counts: object
-    vocabulary: list
-    path: str
-    labels: object = None
-    doc_ids: list = None
-    entries: int = None  # what the header announces (checked against the shards when fitted)
-
-    def __repr__(self):
-        n_documents, n_terms = self.counts.shape
-        return (f"ShardedCorpus({n_documents} documents x {n_terms} terms in "
-                f"{self.counts.numblocks[0]} shards, from {self.path!r})")
 
 
 class NotSortedError(ValueError):
@@ -329,7 +301,8 @@ def read_docword(path, n_shards=None, blocksize=2**26):
     if vocab_path is None:
         raise FileNotFoundError(f"path: no vocab.{stem}.txt beside {path!r} (UCI bag-of-words).")
     counts, entries = _sharded(path, _docword_header, n_shards, blocksize, True)
-    return ShardedCorpus(counts, read_list(vocab_path), path, entries=entries)
+    return ShardedCorpus(counts, read_list(vocab_path), path, entries=entries,
+                         preprocessing=Preprocessing())  # counts read as given
 
 
 def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
@@ -375,4 +348,5 @@ def read_matrix_market(path, n_shards=None, blocksize=2**26, sorted_rows=True):
     if labels is not None and labels.shape != (counts.shape[0],):
         labels = None  # as read_corpus: labels.txt of another length is not this corpus's
     doc_ids = read_list(beside("doc_ids.txt")) if beside("doc_ids.txt") else None
-    return ShardedCorpus(counts, vocabulary, path, labels, doc_ids, entries)
+    return ShardedCorpus(counts, vocabulary, path, labels, doc_ids, entries,
+                         preprocessing=Preprocessing())  # counts read as given

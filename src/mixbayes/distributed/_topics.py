@@ -36,7 +36,7 @@ from .._validation import check_counts
 from ..topics import blocks, starts
 from ..topics.evidence import (clip_simplex, document_share, evidence_from,
                                floored_word_log_dets, log_null, word_grams)
-from ._cavi import _as_dask, _Shards, _take
+from ._cavi import RowShards, _as_dask, _take
 from ._dask import require, scatter, total, tree_reduce
 from ._readers import warn_entries
 
@@ -212,7 +212,7 @@ class ShardedDocuments:
         return self._reduce(function, args, "both")
 
 
-class _Corpus:
+class TopicShards:
     """A corpus's shards on the workers, ready for topic fits: validated, their word totals
     summed, their non-empty documents on the used terms prepared as counts (the figures of
     :class:`mixbayes.topics.model.OneCorpus`, over shards)."""
@@ -222,7 +222,7 @@ class _Corpus:
     def __init__(self, X, client):
         da = require()[1]
         self.client, self.reference = client, X  # coherence is measured on X where it lies
-        shards = _Shards(client, _as_dask(X, _check, client, da), _check)
+        shards = RowShards(client, _as_dask(X, _check, client, da), _check)
         warn_entries(client, shards.raw, X)
         self.n, self.sizes = shards.n, [size for size in shards.sizes if size]
         at = shards.homes.submit  # every shard's tasks on its home worker
