@@ -75,3 +75,29 @@ def test_a_corpus_of_empty_documents_and_a_bad_shard(client, tmp_path):
         read_matrix_market(str(path), n_shards=2).persist(client)
     with pytest.raises(ValueError, match="labels has 2 entries but the corpus has 3"):
         read_matrix_market(str(path), n_shards=2).with_labels(["a", "b"])
+
+
+def _unreadable(*args):
+    raise FileNotFoundError(2, "No such file or directory")
+
+
+def test_a_file_the_workers_cannot_read_is_named_with_what_to_do(client, corpus, tmp_path,
+                                                                  monkeypatch):
+    from mixbayes.cli._sharded import read_sharded
+    from mixbayes.distributed import WorkerReadError, _readers
+
+    corpus.write(tmp_path / "data", format="mtx")
+    path = str(tmp_path / "data" / "counts.mtx")
+    monkeypatch.setattr(_readers, "_read_shard", _unreadable)  # as a worker elsewhere finds it
+    with pytest.raises(WorkerReadError, match=r"a dask worker cannot read .*counts\.mtx'.*"
+                                              r"No such file.*shared file system"):
+        read_matrix_market(path, n_shards=2).persist(client)
+
+    class Args:  # what the command line's options give read_sharded
+        pass
+
+    args = Args()
+    args.client = client
+    with pytest.raises(OSError, match=r"^input: a dask worker cannot read .*leave out "
+                                      r"--scheduler to fit in this process\.$"):
+        read_sharded(args, (path, "mtx"))

@@ -112,7 +112,7 @@ def read_sharded(args, source):
 def _read(path, kind, client, sorted_rows):
     """The corpus of ``path``, its shards read and checked on the workers (the first bad
     shard's error raised here, naming the input as the user gave it)."""
-    from ..distributed import read_docword, read_matrix_market
+    from ..distributed import WorkerReadError, read_docword, read_matrix_market
     from ._inputs import as_input_error
 
     where = os.path.abspath(path)  # a worker's working folder is not this one
@@ -122,10 +122,8 @@ def _read(path, kind, client, sorted_rows):
         sharded = (read_matrix_market(where, n_shards, BLOCKSIZE, sorted_rows) if kind == "mtx"
                    else read_docword(where, n_shards, BLOCKSIZE))
         return sharded.persist(client)
-    except OSError as exc:
-        if "dask worker" in str(exc):  # the file is here, so not where a worker looked
-            raise as_input_error(OSError(f"{str(exc).rstrip('.')}, or leave out --scheduler "
-                                         "to fit in this process.")) from None
-        raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None
-    except ValueError as exc:
+    except WorkerReadError as exc:  # the file is here, so not where a worker looked
+        raise as_input_error(OSError(f"{str(exc).rstrip('.')}, or leave out --scheduler to "
+                                     "fit in this process.")) from None
+    except (ValueError, OSError) as exc:
         raise as_input_error(type(exc)(str(exc).replace(repr(where), repr(path)))) from None

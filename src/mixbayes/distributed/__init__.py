@@ -14,7 +14,7 @@ filters as :class:`mixbayes.Corpus` does, on the workers. Using it needs
 """
 
 from .._engines import START_SAMPLE
-from ._corpus import ShardedCorpus, predict_proba_of
+from ._corpus import ShardedCorpus, WorkerReadError, predict_proba_of
 from ._dask import require
 from ._engine import engine, fit, fit_predict  # registers the Dask engine (dask not imported)
 from ._readers import NotSortedError, entries_mismatch, read_docword, read_matrix_market
@@ -22,4 +22,4 @@ from ._topics import select_n_topics
 
 __all__ = ["START_SAMPLE", "NotSortedError", "ShardedCorpus", "engine", "entries_mismatch", "fit",
            "fit_predict", "predict_proba_of", "read_docword", "read_matrix_market", "require",
-           "select_n_topics"]
+           "select_n_topics", "WorkerReadError"]

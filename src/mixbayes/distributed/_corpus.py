@@ -56,6 +56,11 @@ def predict_proba_of(block, model):
     return model.predict_proba(block)
 
 
+class WorkerReadError(OSError):
+    """A file the client has that a dask worker cannot read (it is not on the worker's file
+    system)."""
+
+
 def _raise_first_error(parts, path):
     """Wait for the shards ``parts`` and raise the first one's error here, if any."""
     from distributed import wait
@@ -66,7 +71,7 @@ def _raise_first_error(parts, path):
             continue
         exc = part.exception()
         if isinstance(exc, OSError):  # the file is on the client, so not where a worker looked
-            raise OSError(f"path: a dask worker cannot read {path!r} "
+            raise WorkerReadError(f"path: a dask worker cannot read {path!r} "
                           f"({exc.strerror or exc}); the workers read a docword or Matrix "
                           "Market file themselves: put it where they can (a shared file "
                           "system).") from None
