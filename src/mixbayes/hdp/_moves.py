@@ -325,3 +325,214 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
         for s in range(out_ptr[j + 1] - out_ptr[j]):
             new_dish[j, s] = out_dish[out_ptr[j] + s]
     return new_dish
+
+
+@njit(cache=True, inline="always")
+def _sparse_remove(nz_ptr, nz_len, nz_dish, r, k):
+    """Drop dish k from word r's list of dishes that use it (swap with the last)."""
+    start = nz_ptr[r]
+    last = start + nz_len[r] - 1
+    for p in range(start, last + 1):
+        if nz_dish[p] == k:
+            nz_dish[p] = nz_dish[last]
+            nz_len[r] -= 1
+            return
+
+
+@njit(cache=True)
+def word_dish_counts(row_of, dish_of, n_words, n_labels):
+    r"""The franchise's token statistics from scratch: ``word_major[w, k]`` tokens of word w
+    at dish k (W x ``n_labels``), ``totals[k]`` tokens at dish k, and every word's list of the
+    dishes that use it (``nz_dish[nz_ptr[w]:nz_ptr[w] + nz_len[w]]``; room for as many dishes
+    as the word has tokens, the most it can be in)."""
+    N = row_of.shape[0]
+    word_major = np.zeros((n_words, n_labels))
+    totals = np.zeros(n_labels)
+    nz_ptr = np.zeros(n_words + 1, dtype=np.int64)
+    for i in range(N):
+        nz_ptr[row_of[i] + 1] += 1
+    for w in range(n_words):
+        nz_ptr[w + 1] += nz_ptr[w]
+    nz_len = np.zeros(n_words, dtype=np.int64)
+    nz_dish = np.empty(max(N, 1), dtype=np.int64)
+    for i in range(N):
+        r, k = row_of[i], dish_of[i]
+        if word_major[r, k] == 0.0:
+            nz_dish[nz_ptr[r] + nz_len[r]] = k
+            nz_len[r] += 1
+        word_major[r, k] += 1.0
+        totals[k] += 1.0
+    return word_major, totals, nz_ptr, nz_len, nz_dish
+
+
+@njit(cache=True)
+def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, gamma0, alpha0,
+                          seed):
+    r""":func:`crf_gibbs_pass` for the categorical kernel (the same conditionals, the same two
+    uniforms a customer), each customer's cost in its group's tables and the dishes that use
+    its word rather than every dish (the bucket split of Yao, Mimno & McCallum 2009):
+
+    .. math::
+
+        \sum_k m_k\,\frac{c_{kw} + a}{c_k + Wa} + \frac{\gamma_0}{W}
+        = \underbrace{\sum_{k:\,c_{kw} > 0} \frac{m_k c_{kw}}{c_k + Wa}}_{\text{word bucket}}
+        + a\underbrace{\sum_k \frac{m_k}{c_k + Wa}}_{S} + \frac{\gamma_0}{W},
+
+    S kept up to date as customers move (and summed afresh at every group, so that rounding
+    cannot build up), the word bucket over the word's list of dishes. A new table's dish is
+    drawn from the same split: the word bucket's dishes, then every dish's smoothing share,
+    then a new dish. ``table_dish`` holds dish labels ``0..L-1`` (compacted). Returns the new
+    ``table_dish``.
+    """
+    np.random.seed(seed)
+    J = group_ptr.shape[0] - 1
+    N = row_of.shape[0]
+    width = table_dish.shape[1]
+    W = n_words
+    Wa = W * a
+    n_labels = 0
+    for j in range(J):
+        for t in range(width):
+            n_labels = max(n_labels, table_dish[j, t] + 1)
+    cap = n_labels + 1
+    dish_of = np.empty(N, dtype=np.int64)
+    for j in range(J):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            dish_of[i] = table_dish[j, table_of[i]]
+    word_major, totals, nz_ptr, nz_len, nz_dish = word_dish_counts(row_of, dish_of, W, cap)
+    m = np.zeros(cap)
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                m[table_dish[j, t]] += 1.0
+    total_tables = m.sum()
+    inverse = np.empty(cap)
+    for d in range(cap):
+        inverse[d] = 1.0 / (totals[d] + Wa)
+    out_ptr = np.zeros(J + 1, dtype=np.int64)
+    out_dish = np.empty(N + J * width, dtype=np.int64)
+    largest = 0
+    for j in range(J):
+        largest = max(largest, group_ptr[j + 1] - group_ptr[j])
+    count = np.zeros(width + largest)
+    dish = np.full(width + largest, -1, dtype=np.int64)
+    weights = np.empty(width + largest + 1)
+    new_slot = np.full(width + largest, -1, dtype=np.int64)
+    new_weight = gamma0 / W
+    for j in range(J):
+        start, end = group_ptr[j], group_ptr[j + 1]
+        room = width + end - start
+        n_slots = 0
+        for t in range(width):
+            dish[t] = table_dish[j, t]
+        for i in range(start, end):
+            count[table_of[i]] += 1.0
+            n_slots = max(n_slots, table_of[i] + 1)
+        smooth = 0.0  # S, afresh
+        for d in range(cap):
+            smooth += m[d] * inverse[d]
+        for i in range(start, end):
+            r = row_of[i]
+            t = table_of[i]
+            k = dish[t]
+            smooth -= m[k] * inverse[k]
+            word_major[r, k] -= 1.0
+            if word_major[r, k] == 0.0:
+                _sparse_remove(nz_ptr, nz_len, nz_dish, r, k)
+            totals[k] -= 1.0
+            inverse[k] = 1.0 / (totals[k] + Wa)
+            count[t] -= 1.0
+            if count[t] == 0.0:
+                m[k] -= 1.0
+                total_tables -= 1.0
+                dish[t] = -1
+                while n_slots > 0 and count[n_slots - 1] == 0.0:
+                    n_slots -= 1
+            smooth += m[k] * inverse[k]
+            counts_of_word = word_major[r]
+            bucket = 0.0
+            first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
+            for p in range(first, stop):
+                d = nz_dish[p]
+                bucket += m[d] * counts_of_word[d] * inverse[d]
+            mixture = bucket + a * smooth + new_weight
+            for s in range(n_slots):
+                d = dish[s]
+                weights[s] = count[s] * (counts_of_word[d] + a) * inverse[d] if d >= 0 else 0.0
+            weights[n_slots] = alpha0 * mixture / (total_tables + gamma0)
+            c = _draw_from_weights(weights, n_slots + 1, np.random.random())
+            if c < n_slots:
+                t = c
+                k = dish[t]
+                smooth -= m[k] * inverse[k]
+            else:
+                t = 0
+                while count[t] > 0.0:
+                    t += 1
+                n_slots = max(n_slots, t + 1)
+                # the dish: the word bucket, the smoothing shares, a new dish, in turn
+                target = np.random.random() * mixture
+                running = 0.0
+                k = -1
+                for p in range(first, stop):
+                    d = nz_dish[p]
+                    running += m[d] * counts_of_word[d] * inverse[d]
+                    if target < running:
+                        k = d
+                        break
+                if k < 0:
+                    for d in range(cap):
+                        if m[d] > 0.0:
+                            running += a * m[d] * inverse[d]
+                            if target < running:
+                                k = d
+                                break
+                if k < 0:
+                    # a new dish (also where rounding left the target at the very top): the
+                    # first free label, growing the arrays when none is left
+                    for d in range(cap):
+                        if m[d] == 0.0:
+                            k = d
+                            break
+                    if k < 0:
+                        k = cap
+                        grown = 2 * cap
+                        word_major = _grow_columns(word_major, grown)
+                        m = _grow_vector(m, grown, 0.0)
+                        totals = _grow_vector(totals, grown, 0.0)
+                        inverse = _grow_vector(inverse, grown, 1.0 / Wa)
+                        cap = grown
+                        counts_of_word = word_major[r]
+                smooth -= m[k] * inverse[k]
+                dish[t] = k
+                m[k] += 1.0
+                total_tables += 1.0
+            table_of[i] = t
+            count[t] += 1.0
+            if word_major[r, k] == 0.0:
+                nz_dish[nz_ptr[r] + nz_len[r]] = k
+                nz_len[r] += 1
+            word_major[r, k] += 1.0
+            totals[k] += 1.0
+            inverse[k] = 1.0 / (totals[k] + Wa)
+            smooth += m[k] * inverse[k]
+        used = 0
+        for s in range(n_slots):
+            if count[s] > 0.0:
+                new_slot[s] = used
+                out_dish[out_ptr[j] + used] = dish[s]
+                used += 1
+        out_ptr[j + 1] = out_ptr[j] + used
+        for i in range(start, end):
+            table_of[i] = new_slot[table_of[i]]
+        for s in range(room):
+            count[s] = 0.0
+            dish[s] = -1
+    widest = 1
+    for j in range(J):
+        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
+    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
+    for j in range(J):
+        for s in range(out_ptr[j + 1] - out_ptr[j]):
+            new_dish[j, s] = out_dish[out_ptr[j] + s]
+    return new_dish

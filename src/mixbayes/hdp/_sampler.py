@@ -166,6 +166,11 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
     weighs every label)."""
     occupied = state.table_dish >= 0
     state.table_dish[occupied] = compact(state.table_dish[occupied])
+    if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
+        state.table_dish = _moves.crf_gibbs_pass_tokens(
+            data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
+            float(data.word_prior), gamma0, alpha0, int(rng.integers(2**31 - 1)))
+        return
     stats = dish_statistics(data, state.dish_of(data), int(state.table_dish.max()) + 2)
     mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
     state.table_dish = _moves.crf_gibbs_pass(
