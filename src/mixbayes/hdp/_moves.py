@@ -42,7 +42,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernel_tools import twice
-from ._kernels import _add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats
+from ._kernels import (_add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats,
+                       _sparse_add, _sparse_count, _word_dish_lists)
 
 
 @njit(cache=True)
@@ -327,44 +328,6 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
     return new_dish
 
 
-@njit(cache=True, inline="always")
-def _sparse_remove(nz_ptr, nz_len, nz_dish, r, k):
-    """Drop dish k from word r's list of dishes that use it (swap with the last)."""
-    start = nz_ptr[r]
-    last = start + nz_len[r] - 1
-    for p in range(start, last + 1):
-        if nz_dish[p] == k:
-            nz_dish[p] = nz_dish[last]
-            nz_len[r] -= 1
-            return
-
-
-@njit(cache=True)
-def word_dish_counts(row_of, dish_of, n_words, n_labels):
-    r"""The franchise's token statistics from scratch: ``word_major[w, k]`` tokens of word w
-    at dish k (W x ``n_labels``), ``totals[k]`` tokens at dish k, and every word's list of the
-    dishes that use it (``nz_dish[nz_ptr[w]:nz_ptr[w] + nz_len[w]]``; room for as many dishes
-    as the word has tokens, the most it can be in)."""
-    N = row_of.shape[0]
-    word_major = np.zeros((n_words, n_labels))
-    totals = np.zeros(n_labels)
-    nz_ptr = np.zeros(n_words + 1, dtype=np.int64)
-    for i in range(N):
-        nz_ptr[row_of[i] + 1] += 1
-    for w in range(n_words):
-        nz_ptr[w + 1] += nz_ptr[w]
-    nz_len = np.zeros(n_words, dtype=np.int64)
-    nz_dish = np.empty(max(N, 1), dtype=np.int64)
-    for i in range(N):
-        r, k = row_of[i], dish_of[i]
-        if word_major[r, k] == 0.0:
-            nz_dish[nz_ptr[r] + nz_len[r]] = k
-            nz_len[r] += 1
-        word_major[r, k] += 1.0
-        totals[k] += 1.0
-    return word_major, totals, nz_ptr, nz_len, nz_dish
-
-
 @njit(cache=True)
 def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, gamma0, alpha0,
                           seed):
@@ -399,7 +362,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     for j in range(J):
         for i in range(group_ptr[j], group_ptr[j + 1]):
             dish_of[i] = table_dish[j, table_of[i]]
-    word_major, totals, nz_ptr, nz_len, nz_dish = word_dish_counts(row_of, dish_of, W, cap)
+    totals, nz_ptr, nz_len, nz_dish, nz_count = _word_dish_lists(row_of, dish_of, W, cap)
     m = np.zeros(cap)
     for j in range(J):
         for t in range(width):
@@ -436,9 +399,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
             t = table_of[i]
             k = dish[t]
             smooth -= m[k] * inverse[k]
-            word_major[r, k] -= 1.0
-            if word_major[r, k] == 0.0:
-                _sparse_remove(nz_ptr, nz_len, nz_dish, r, k)
+            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, -1.0)
             totals[k] -= 1.0
             inverse[k] = 1.0 / (totals[k] + Wa)
             count[t] -= 1.0
@@ -449,16 +410,19 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                 while n_slots > 0 and count[n_slots - 1] == 0.0:
                     n_slots -= 1
             smooth += m[k] * inverse[k]
-            counts_of_word = word_major[r]
             bucket = 0.0
             first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
             for p in range(first, stop):
                 d = nz_dish[p]
-                bucket += m[d] * counts_of_word[d] * inverse[d]
+                bucket += m[d] * nz_count[p] * inverse[d]
             mixture = bucket + a * smooth + new_weight
             for s in range(n_slots):
                 d = dish[s]
-                weights[s] = count[s] * (counts_of_word[d] + a) * inverse[d] if d >= 0 else 0.0
+                if d >= 0:
+                    seen = _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
+                    weights[s] = count[s] * (seen + a) * inverse[d]
+                else:
+                    weights[s] = 0.0
             weights[n_slots] = alpha0 * mixture / (total_tables + gamma0)
             c = _draw_from_weights(weights, n_slots + 1, np.random.random())
             if c < n_slots:
@@ -476,7 +440,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                 k = -1
                 for p in range(first, stop):
                     d = nz_dish[p]
-                    running += m[d] * counts_of_word[d] * inverse[d]
+                    running += m[d] * nz_count[p] * inverse[d]
                     if target < running:
                         k = d
                         break
@@ -497,22 +461,17 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                     if k < 0:
                         k = cap
                         grown = 2 * cap
-                        word_major = _grow_columns(word_major, grown)
                         m = _grow_vector(m, grown, 0.0)
                         totals = _grow_vector(totals, grown, 0.0)
                         inverse = _grow_vector(inverse, grown, 1.0 / Wa)
                         cap = grown
-                        counts_of_word = word_major[r]
                 smooth -= m[k] * inverse[k]
                 dish[t] = k
                 m[k] += 1.0
                 total_tables += 1.0
             table_of[i] = t
             count[t] += 1.0
-            if word_major[r, k] == 0.0:
-                nz_dish[nz_ptr[r] + nz_len[r]] = k
-                nz_len[r] += 1
-            word_major[r, k] += 1.0
+            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
             totals[k] += 1.0
             inverse[k] = 1.0 / (totals[k] + Wa)
             smooth += m[k] * inverse[k]

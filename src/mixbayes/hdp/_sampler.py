@@ -151,6 +151,11 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     room = K + 8  # an allocation size: the kernel doubles it when new dishes need more
     padded = np.zeros(room)
     padded[:K] = beta
+    if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
+        padded, K, tail = _kernels.collapsed_dish_step_tokens(
+            data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
+            float(data.word_prior), padded, K, float(tail), gamma0, int(rng.integers(2**31 - 1)))
+        return padded[:K].copy(), tail
     stats = dish_statistics(data, state.dish_of(data), room + 1)
     mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
     padded, _, K, tail = _kernels.collapsed_dish_step(
