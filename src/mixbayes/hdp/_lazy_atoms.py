@@ -42,10 +42,21 @@ from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, loo
 from ._kernels import _count_at_least
 
 
-def _log_gamma_variates(shape, rng):
+def _log_gamma_variates(shape, rng, size=None):
     """log of Gamma(shape) variates (any shape > 0) by Gamma(a) = Gamma(a + 1) U^(1/a): no
-    underflow for tiny shapes (the dense draw's formula, numpy's generator)."""
-    return np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
+    underflow for tiny shapes (the dense draw's formula, numpy's generator). ``shape`` an
+    array, or a number and ``size`` (numpy's faster path for one shape)."""
+    if size is None:
+        size = shape.shape
+    return np.log(rng.standard_gamma(shape + 1.0, size=size)) + np.log(rng.random(size)) / shape
+
+
+@njit(cache=True)
+def _forget(loglik, likelihood, words, dishes):
+    """Hide the entries ``(words[c], dishes[c])`` again (NaN in both tables)."""
+    for c in range(words.shape[0]):
+        loglik[words[c], dishes[c]] = np.nan
+        likelihood[words[c], dishes[c]] = np.nan
 
 
 @njit(cache=True)
@@ -248,15 +259,14 @@ class Buffer:
 
     def reset(self):
         for words, dishes in self.written:
-            self.loglik[words, dishes] = np.nan
-            self.likelihood[words, dishes] = np.nan
+            _forget(self.loglik, self.likelihood, words, dishes)
         self.written = []
 
     def grow(self, capacity):
         """At least ``capacity`` columns, the entries written kept."""
         if capacity <= self.capacity:
             return
-        width = max(capacity, int(1.5 * self.capacity) + 1)
+        width = max(capacity, 2 * self.capacity)
         loglik = np.full((self.loglik.shape[0], width), np.nan)
         loglik[:, : self.capacity] = self.loglik
         likelihood = np.full((self.loglik.shape[0], width), np.nan)
@@ -280,7 +290,7 @@ class Atoms:
             return
         W = data.n_words
         if buffer is None:
-            buffer = Buffer(W, max(2 * K, 64))
+            buffer = Buffer(W, 2 * K + 64)
         buffer.reset()
         buffer.grow(K)
         self.buffer = buffer
@@ -392,7 +402,7 @@ class Atoms:
         if not at_word.size:
             return
         alpha = float(self.data.word_prior)
-        log_new = _log_gamma_variates(np.full(at_word.size, alpha), rng)
+        log_new = _log_gamma_variates(alpha, rng, at_word.size)
         left = self._hidden - wanted
         log_rest = np.full(left.size, -np.inf)
         some = (wanted > 0) & (left > 0)
