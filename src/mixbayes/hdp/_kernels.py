@@ -774,7 +774,8 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
     tail is found by breaking prior sticks (another uniform, and the Beta draws). Tables of more
     than ``_PRODUCT_TOKENS`` tokens, or whose weights all but underflow, are weighed by
     logarithms over every dish, :func:`collapsed_dish_step`'s way. Returns
-    ``beta, n_dishes, tail``.
+    ``beta, n_dishes, tail`` and the bookkeeping at the end (tokens per dish, :math:`Q_n`, the
+    word lists), for tests.
     """
     np.random.seed(seed)
     J = group_ptr.shape[0] - 1
@@ -981,4 +982,4 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
             totals[k] += count
             _rising_inverses(reciprocals, k, totals[k], Wa)
             _shift_smoothing(smoothing, reciprocals, k, beta[k], 1.0)
-    return beta, n_dishes, tail
+    return beta, n_dishes, tail, (totals, smoothing, nz_ptr, nz_len, nz_dish, nz_count)

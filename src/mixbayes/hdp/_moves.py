@@ -345,7 +345,8 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     cannot build up), the word bucket over the word's list of dishes. A new table's dish is
     drawn from the same split: the word bucket's dishes, then every dish's smoothing share,
     then a new dish. ``table_dish`` holds dish labels ``0..L-1`` (compacted). Returns the new
-    ``table_dish``.
+    ``table_dish`` and the bookkeeping at the end (tables and tokens per dish label, the last
+    group's S, the word lists), for tests.
     """
     np.random.seed(seed)
     J = group_ptr.shape[0] - 1
@@ -382,6 +383,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     weights = np.empty(width + largest + 1)
     new_slot = np.full(width + largest, -1, dtype=np.int64)
     new_weight = gamma0 / W
+    smooth = 0.0
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
         room = width + end - start
@@ -494,4 +496,5 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     for j in range(J):
         for s in range(out_ptr[j + 1] - out_ptr[j]):
             new_dish[j, s] = out_dish[out_ptr[j] + s]
-    return new_dish
+    # the running sums kept, for a test to check against recomputation from new_dish
+    return new_dish, (m, totals, smooth, nz_ptr, nz_len, nz_dish, nz_count)

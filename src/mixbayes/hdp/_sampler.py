@@ -155,7 +155,7 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     padded = np.zeros(room)
     padded[:K] = beta
     if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
-        padded, K, tail = _kernels.collapsed_dish_step_tokens(
+        padded, K, tail, _ = _kernels.collapsed_dish_step_tokens(
             data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
             float(data.word_prior), padded, K, float(tail), gamma0, int(rng.integers(2**31 - 1)))
         return padded[:K].copy(), tail
@@ -175,7 +175,7 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
     occupied = state.table_dish >= 0
     state.table_dish[occupied] = compact(state.table_dish[occupied])
     if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
-        state.table_dish = _moves.crf_gibbs_pass_tokens(
+        state.table_dish, _ = _moves.crf_gibbs_pass_tokens(
             data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
             float(data.word_prior), gamma0, alpha0, int(rng.integers(2**31 - 1)))
         return
