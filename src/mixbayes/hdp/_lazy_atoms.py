@@ -28,7 +28,10 @@ Which entries a step may read: the dish step reads table t's words under the fir
 customer's word under the first ``reach[t]`` dishes for every table t above its slice (an
 occupied table's dish is among them: its weight is above the table's dish slice). Both sets
 are prefixes of one ordering, so a word's wanted dishes are the prefix of the longest reach
-among its tokens (:func:`dish_step_reach`, :func:`customer_step_reach`).
+among its tokens (:func:`dish_step_reach`, :func:`customer_step_needs`). The customer step
+reads an occupied table's prefix only when the table may be empty at the customer's turn (all
+its customers come no later in the pass); before that, it reads the table's dish alone, and
+only that entry is revealed for it.
 """
 
 from __future__ import annotations
@@ -198,26 +201,6 @@ def customer_step_needs(group_ptr, row_of, table_of, table_dish, table_weight, n
                     longest = max(longest, reach[t])
             reach_of_word[row_of[i]] = max(reach_of_word[row_of[i]], longest)
     return reach_of_word, words, dishes
-
-
-@njit(cache=True)
-def customer_step_reach(group_ptr, row_of, table_weight, n_tables, table_slice, dish_slice,
-                        sorted_beta, n_rows):
-    """Every row's longest reach over the tables its customers may join (weight above their
-    slice): the informed customer step reads ``loglik[w, by_weight[q]]`` for q below it only."""
-    reach_of_word = np.zeros(n_rows, dtype=np.int64)
-    for j in range(group_ptr.shape[0] - 1):
-        T = n_tables[j]
-        reach = np.empty(T, dtype=np.int64)
-        for t in range(T):
-            reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
-        for i in range(group_ptr[j], group_ptr[j + 1]):
-            longest = 0
-            for t in range(T):
-                if table_weight[j, t] >= table_slice[i]:
-                    longest = max(longest, reach[t])
-            reach_of_word[row_of[i]] = max(reach_of_word[row_of[i]], longest)
-    return reach_of_word
 
 
 @njit(cache=True)
