@@ -210,30 +210,48 @@ def speed(args):
 
 SPEED_NOTES = """
 
-Before, in the same minutes (`PYTHONPATH` at a copy of main 1b9df35's `src`, the same script,
-load 3.1-3.4), two runs: tweet 121.4 / 122.7 ms median (130.9 / 121.1 mean), tomotopy 3.9 /
-1.9; googlenews_t 189.6 / 155.8 ms median (181.4 / 151.3 mean), tomotopy 10.6 / 10.0. So
-1.7x faster on tweet and 1.3-1.6x on googlenews_t, with the same numbers of clusters (the chain
-is another one from the same seed, its law the same), and still 14-35x tomotopy's HDP: issue
-25's "at most 2x tomotopy" is not reached.
+Before, in the same minutes (`PYTHONPATH` at a copy of 0b10a1d's `src`, the same script and
+command with `--label "before (0b10a1d)"`, load 1.0-1.1): tweet 160.8 ms median (154.5 mean),
+tomotopy 5.7; googlenews_t 269.4 (259.7), tomotopy 20.3; and after, in the run right after
+that one: tweet 56.3 (62.0), tomotopy 5.4; googlenews_t 165.5 (168.6), tomotopy 19.1. So
+2.9x faster on tweet and 1.6x on googlenews_t than 0b10a1d: 28x -> 10.4x tomotopy's HDP on
+tweet (10.5x in the table), 13x -> 8.7x on googlenews_t (7.8x in the table). Issue 25's "at
+most 2x tomotopy" is still not reached. Quality is unchanged (100 sweeps, seeds
+1-3, the chain from a seed is another one as the order of the draws changed): tweet 110 / 118 /
+98 clusters, NMI 0.809 / 0.782 / 0.820 (0b10a1d: 105 / 105 / 97, 0.807 / 0.791 / 0.815);
+googlenews_t 88 / 78 / 74, NMI 0.748 / 0.767 / 0.741 (84 / 86 / 71, 0.758 / 0.756 / 0.743),
+from `HDPMixture(n_iter=100, random_state=seed).fit(X)` on the corpora as this script loads
+them, NMI of `group_labels_`; seed 0 (`--corpora tweet,googlenews_t --settings new`): tweet 106
+clusters, NMI 0.774, googlenews_t 67, NMI 0.757 (0b10a1d, the defaults table above: 112, 0.798;
+75, 0.750).
 
-Where the time went (cProfile of 30 default sweeps on tweet, load 2-4, before): the atoms
-60 ms a sweep of 135 (every instantiated dish, 130-330 of them, drew a Gamma variate for all
-5,098 words, then a transposed copy and a full exp table for the customer step), the collapsed
-dish move 25, the franchise's collapsed pass 17, the label steps 4-5 each, Python 10. The label
-steps read about 20% of the dish x word table (measured: 17-22% per step, the dishes above the
-slices of each word's tables and customers), so the atoms are now drawn lazily
-(`mixbayes/hdp/_lazy_atoms.py`): Gamma variates for the words a dish uses and one for the
-unused words' total mass, then, before each label step, the entries it may read, splitting the
-hidden mass by the Dirichlet's aggregation (same law; the random stream differs). The collapsed
-dish move weighs tables of up to 16 tokens by products instead of logarithms (30 -> 20-24 ms on
-a tweet state) and allocates its statistics for K + 8 dishes instead of 2K. After, on
-googlenews_t (30 sweeps, load 3): the franchise's pass 29 ms, the collapsed move 27, the lazy
-atoms about 23 (numpy's Gamma variates 9, marking and filling 10), the dish and customer steps
-10-11 each, Python 8. What is left is in the two collapsed moves (every customer or table weighs
-every occupied dish: O(tokens x dishes), where tomotopy's sampler is sparse in the dishes a word
-has) and the slice steps' reach (a table whose dish is light has a low slice and reads every
-dish).
+What changed (issue 25, second round; stage times are CPU seconds a sweep, `time.process_time`
+around each stage of 40 default sweeps on tweet, load 2-3, before -> after):
+
+* The franchise's collapsed pass for tokens (`_moves.crf_gibbs_pass_tokens`) splits the new
+  table's mixture into buckets (Yao, Mimno & McCallum 2009): the dishes that use the
+  customer's word, from per-word lists of (dish, count), and a smoothing sum over all dishes
+  kept up to date as customers move (summed afresh at every group); the dish of a new table is
+  drawn from the same split. No word x dish table is built: 22 -> 6 ms.
+* The collapsed dish move for tokens (`_kernels.collapsed_dish_step_tokens`): a table's joint
+  predictive under dish k is a common factor times a reciprocal kept per dish and table size
+  times a correction over the dishes in its words' lists, so its weights split into a word
+  bucket and a smoothing bucket per table size (kept up to date, summed afresh every 64
+  tables); the smoothing bucket is walked heaviest dish first. 33 -> 7 ms.
+* With the collapsed dish move on (`moves="all"`, the default) the slice sampler's dish step is
+  left out: it redrew the same dishes just redrawn with the atoms integrated out, and revealed
+  most of the atoms (about 270,000 Gamma variates a sweep on tweet).
+* The informed customer step reveals an occupied table's dish-slice prefix only for customers
+  who may find the table empty (those after all its customers in the pass), else just its
+  dish's entry: 270,000 -> 126,000 entries revealed a sweep on tweet.
+* The atoms' W x K tables are kept from sweep to sweep and reset entry by entry.
+
+After, on tweet: revealing atoms for the customer step 17 ms (Gamma variates 11), the atoms'
+start 7-9, the two collapsed moves 6-7 each, the customer step 5, the log joint 3.5-4, Python
+and the rest about 5. tomotopy's sweep (5.4 ms) is one collapsed pass; ours is two collapsed
+moves plus the slice sampler's sticks, atoms and customer step, each exact. The atoms (drawing
+the Dirichlet entries the customer step may read) are the largest part left; numba's Gamma
+generator was tried in place of numpy's and was slower.
 """
 
 if __name__ == "__main__":

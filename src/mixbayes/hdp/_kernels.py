@@ -652,3 +652,334 @@ def _customer_step_informed(group_ptr, row_of, likelihood, loglik, table_dish, t
 
 
 customer_step_informed = twice(_customer_step_informed)
+
+
+@njit(cache=True, inline="always")
+def _sparse_find(nz_ptr, nz_len, nz_dish, r, k):
+    """Where dish k is in word r's list, or -1."""
+    for p in range(nz_ptr[r], nz_ptr[r] + nz_len[r]):
+        if nz_dish[p] == k:
+            return p
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, k):
+    """Tokens of word r at dish k."""
+    p = _sparse_find(nz_ptr, nz_len, nz_dish, r, k)
+    return nz_count[p] if p >= 0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, amount):
+    """``amount`` more (or, negative, fewer) tokens of word r at dish k; a dish left with none
+    leaves the word's list (the last one takes its place)."""
+    p = _sparse_find(nz_ptr, nz_len, nz_dish, r, k)
+    if p < 0:
+        p = nz_ptr[r] + nz_len[r]
+        nz_dish[p] = k
+        nz_count[p] = 0.0
+        nz_len[r] += 1
+    nz_count[p] += amount
+    if nz_count[p] == 0.0:
+        last = nz_ptr[r] + nz_len[r] - 1
+        nz_dish[p] = nz_dish[last]
+        nz_count[p] = nz_count[last]
+        nz_len[r] -= 1
+
+
+@njit(cache=True)
+def _word_dish_lists(row_of, dish_of, n_words, n_labels):
+    r"""The token statistics of every dish, sparse: ``totals[k]`` tokens at dish k
+    (``n_labels`` of them) and every word's list of the dishes that use it with their counts
+    (``nz_dish``, ``nz_count`` at ``nz_ptr[w]:nz_ptr[w] + nz_len[w]``; room for as many dishes
+    as the word has tokens, the most it can be in). No word x dish table: a short text's dish
+    uses few words."""
+    N = row_of.shape[0]
+    totals = np.zeros(n_labels)
+    nz_ptr = np.zeros(n_words + 1, dtype=np.int64)
+    for i in range(N):
+        nz_ptr[row_of[i] + 1] += 1
+    for w in range(n_words):
+        nz_ptr[w + 1] += nz_ptr[w]
+    nz_len = np.zeros(n_words, dtype=np.int64)
+    nz_dish = np.empty(max(N, 1), dtype=np.int64)
+    nz_count = np.zeros(max(N, 1))
+    for i in range(N):
+        _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[i], dish_of[i], 1.0)
+        totals[dish_of[i]] += 1.0
+    return totals, nz_ptr, nz_len, nz_dish, nz_count
+
+
+# the collapsed dish step's tables of at most this many tokens are weighed by products (no
+# logarithm): every ratio is at least a / (n + Wa)
+_PRODUCT_TOKENS = 16
+
+
+@njit(cache=True, inline="always")
+def _rising_inverses(reciprocals, k, total, Wa):
+    r"""``reciprocals[n, k]`` :math:`= 1/\prod_{s<n}(c_k + Wa + s)` for n up to
+    ``_PRODUCT_TOKENS`` (dish k's ``total`` tokens): the denominators of a table's joint
+    predictive, the same for every table of n tokens (size-major: a walk over the dishes for
+    one size reads one row)."""
+    value = 1.0
+    reciprocals[0, k] = 1.0
+    for n in range(1, reciprocals.shape[0]):
+        value /= total + Wa + n - 1
+        reciprocals[n, k] = value
+
+
+@njit(cache=True, inline="always")
+def _shift_smoothing(smoothing, reciprocals, k, weight, sign):
+    """Add (``sign`` 1) or take away (-1) dish k's terms ``weight * reciprocals[n, k]``."""
+    for n in range(smoothing.shape[0]):
+        smoothing[n] += sign * weight * reciprocals[n, k]
+
+
+@njit(cache=True)
+def _fresh_smoothing(smoothing, reciprocals, beta, n_dishes):
+    r""":math:`Q_n = \sum_{k < K} \beta_k / \prod_{s<n}(c_k + Wa + s)`, summed afresh."""
+    for n in range(smoothing.shape[0]):
+        smoothing[n] = 0.0
+    for k in range(n_dishes):
+        _shift_smoothing(smoothing, reciprocals, k, beta[k], 1.0)
+
+
+# the smoothing sums are summed afresh after this many tables (rounding cannot build up)
+_REFRESH_TABLES = 64
+
+
+@njit(cache=True)
+def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, beta,
+                               n_dishes, tail, gamma0, seed):
+    r""":func:`collapsed_dish_step` for the categorical kernel, the same conditional with each
+    table's cost in the dishes that use its words rather than in every dish (the bucket split
+    of Yao, Mimno & McCallum 2009). A table's joint predictive under dish k,
+
+    .. math::
+
+        \prod_s \frac{c_{k w_s} + r_s + a}{c_k + Wa + s}
+        = C \cdot R_{kn} \cdot \rho_k, \quad C = \prod_s (r_s + a),\
+        R_{kn} = \prod_{s<n} \frac{1}{c_k + Wa + s},\
+        \rho_k = \prod_{s:\, c_{k w_s} > 0} \frac{c_{k w_s} + r_s + a}{r_s + a} \ge 1
+
+    (:math:`r_s` earlier tokens of the same word at the table, n its tokens), so that its
+    weights :math:`\beta_k C R_{kn}\rho_k` over the instantiated dishes (an empty one has
+    :math:`c_k = 0`) and :math:`\text{tail}\cdot C R_{0n}` for the unbroken tail split into
+    a word bucket :math:`C\sum_{k:\,\rho_k > 1}\beta_k R_{kn}(\rho_k - 1)` over the dishes
+    in the table's words' lists and a smoothing bucket
+    :math:`C(Q_n + \text{tail}\cdot R_{0n})`, :math:`Q_n = \sum_k \beta_k R_{kn}` kept up to
+    date per table size as tables move (:func:`_rising_inverses` per dish; summed afresh every
+    ``_REFRESH_TABLES`` tables). One uniform picks the bucket and the dish in it; a dish in the
+    tail is found by breaking prior sticks (another uniform, and the Beta draws). Tables of more
+    than ``_PRODUCT_TOKENS`` tokens, or whose weights all but underflow, are weighed by
+    logarithms over every dish, :func:`collapsed_dish_step`'s way. Returns
+    ``beta, n_dishes, tail`` and the bookkeeping at the end (tokens per dish, :math:`Q_n`, the
+    word lists), for tests.
+    """
+    np.random.seed(seed)
+    J = group_ptr.shape[0] - 1
+    N = row_of.shape[0]
+    W = n_words
+    Wa = W * a
+    cap = beta.shape[0]
+    dish_of = np.empty(N, dtype=np.int64)
+    for j in range(J):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            dish_of[i] = table_dish[j, table_of[i]]
+    totals, nz_ptr, nz_len, nz_dish, nz_count = _word_dish_lists(row_of, dish_of, W, cap)
+    reciprocals = np.empty((_PRODUCT_TOKENS + 1, cap))
+    for k in range(cap):
+        _rising_inverses(reciprocals, k, totals[k], Wa)
+    empty_reciprocals = np.empty((_PRODUCT_TOKENS + 1, 1))
+    _rising_inverses(empty_reciprocals, 0, 0.0, Wa)
+    smoothing = np.zeros(_PRODUCT_TOKENS + 1)
+    order = np.arange(cap)  # the dishes by decreasing weight, new ones after them
+    order[:n_dishes] = np.argsort(-beta[:n_dishes], kind="mergesort")
+    weights = np.empty(cap + 1)
+    candidates = np.empty(cap + 1, dtype=np.int64)
+    correction = np.ones(cap)
+    stamp = np.full(cap, -1, dtype=np.int64)
+    touched = np.empty(cap, dtype=np.int64)
+    widest = 1
+    for j in range(J):
+        widest = max(widest, group_ptr[j + 1] - group_ptr[j])
+    fill = np.zeros(table_dish.shape[1] + 1, dtype=np.int64)  # table labels < its width
+    cursor = np.zeros(table_dish.shape[1], dtype=np.int64)
+    members = np.empty(widest, dtype=np.int64)
+    repeats = np.zeros(widest)
+    n_table = 0
+    for j in range(J):
+        start, end = group_ptr[j], group_ptr[j + 1]
+        n_slots = 0
+        for i in range(start, end):
+            n_slots = max(n_slots, table_of[i] + 1)
+        for t in range(n_slots + 1):
+            fill[t] = 0
+        for i in range(start, end):
+            fill[table_of[i] + 1] += 1
+        for t in range(n_slots):
+            fill[t + 1] += fill[t]
+        for t in range(n_slots):
+            cursor[t] = fill[t]
+        for i in range(start, end):
+            t = table_of[i]
+            members[cursor[t]] = i
+            cursor[t] += 1
+        for s in range(end - start):
+            repeats[s] = 0.0
+        for t in range(n_slots):
+            for s in range(fill[t], fill[t + 1]):
+                for q in range(fill[t], s):
+                    if row_of[members[q]] == row_of[members[s]]:
+                        repeats[s] += 1.0
+        for t in range(n_slots):
+            count = fill[t + 1] - fill[t]
+            if count == 0:
+                continue
+            if n_table % _REFRESH_TABLES == 0:
+                _fresh_smoothing(smoothing, reciprocals, beta, n_dishes)
+            n_table += 1
+            block = members[fill[t]:fill[t + 1]]
+            block_repeats = repeats[fill[t]:fill[t + 1]]
+            old = table_dish[j, t]
+            for s in range(count):
+                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], old, -1.0)
+            _shift_smoothing(smoothing, reciprocals, old, beta[old], -1.0)
+            totals[old] -= count
+            _rising_inverses(reciprocals, old, totals[old], Wa)
+            _shift_smoothing(smoothing, reciprocals, old, beta[old], 1.0)
+            uniform = np.random.random()
+            k = -1
+            linear = False
+            if count <= _PRODUCT_TOKENS:
+                # the corrections of the dishes that use the table's words
+                common = 1.0
+                n_touched = 0
+                for s in range(count):
+                    r = row_of[block[s]]
+                    base = block_repeats[s] + a
+                    common *= base
+                    for p in range(nz_ptr[r], nz_ptr[r] + nz_len[r]):
+                        d = nz_dish[p]
+                        if stamp[d] != n_table:
+                            stamp[d] = n_table
+                            correction[d] = 1.0
+                            touched[n_touched] = d
+                            n_touched += 1
+                        correction[d] *= (nz_count[p] + base) / base
+                bucket = 0.0
+                for c in range(n_touched):
+                    d = touched[c]
+                    weights[c] = beta[d] * reciprocals[count, d] * (correction[d] - 1.0)
+                    bucket += weights[c]
+                smooth = smoothing[count] + tail * empty_reciprocals[count, 0]
+                if smooth < 0.0:  # rounding of the running sums (never seen): sum afresh
+                    _fresh_smoothing(smoothing, reciprocals, beta, n_dishes)
+                    smooth = smoothing[count] + tail * empty_reciprocals[count, 0]
+                if common * (bucket + smooth) > _TINY:
+                    linear = True
+                    target = uniform * (bucket + smooth)
+                    running = 0.0
+                    for c in range(n_touched):
+                        running += weights[c]
+                        if target < running:
+                            k = touched[c]
+                            break
+                    if k < 0:  # heaviest dishes first: the walk mostly stops early
+                        for q in range(n_dishes):
+                            d = order[q]
+                            running += beta[d] * reciprocals[count, d]
+                            if target < running:
+                                k = d
+                                break
+                    in_tail = k < 0
+            if not linear:
+                n_candidates = 0
+                empty_mass = 0.0
+                for d in range(n_dishes):
+                    if beta[d] <= 0.0:
+                        continue
+                    if totals[d] == 0.0:
+                        empty_mass += beta[d]
+                        continue
+                    candidates[n_candidates] = d
+                    n_candidates += 1
+                # logarithms: the same factors, products of at most _PRODUCT_TOKENS ratios
+                for c in range(n_candidates + 1):
+                    d = candidates[c] if c < n_candidates else -1
+                    total = math.log(beta[d] if d >= 0 else empty_mass + tail)
+                    value = 1.0
+                    for s in range(count):
+                        r = row_of[block[s]]
+                        seen = (_sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
+                                if d >= 0 else 0.0)
+                        dish_total = totals[d] if d >= 0 else 0.0
+                        value *= (seen + block_repeats[s] + a) / (dish_total + Wa + s)
+                        if (s + 1) % _PRODUCT_TOKENS == 0:
+                            total += math.log(value)
+                            value = 1.0
+                    weights[c] = total + math.log(value)
+                c = _draw_from_logs(weights, n_candidates + 1, uniform)
+                in_tail = False
+                if c < n_candidates:
+                    k = candidates[c]
+                else:
+                    # which empty dish: an instantiated one by its weight, else one in the tail
+                    target = np.random.random() * (empty_mass + tail)
+                    running = 0.0
+                    for d in range(n_dishes):
+                        if beta[d] > 0.0 and totals[d] == 0.0:
+                            running += beta[d]
+                            if target < running:
+                                k = d
+                                break
+                    in_tail = k < 0
+            if in_tail:
+                # break prior sticks until the cumulative mass passes a uniform point of it
+                target = np.random.random() * tail
+                running = 0.0
+                while True:
+                    if n_dishes + 1 >= cap:
+                        grown = 2 * cap
+                        bigger = np.zeros(grown)
+                        bigger[:cap] = beta
+                        beta = bigger
+                        more = np.zeros(grown)
+                        more[:cap] = totals
+                        totals = more
+                        rows = np.empty((_PRODUCT_TOKENS + 1, grown))
+                        rows[:, :cap] = reciprocals
+                        for d in range(cap, grown):
+                            _rising_inverses(rows, d, 0.0, Wa)
+                        reciprocals = rows
+                        longer = np.arange(grown)
+                        longer[:cap] = order
+                        order = longer
+                        more = np.ones(grown)
+                        more[:cap] = correction
+                        correction = more
+                        marks = np.full(grown, -1, dtype=np.int64)
+                        marks[:cap] = stamp
+                        stamp = marks
+                        touched = np.empty(grown, dtype=np.int64)
+                        weights = np.empty(grown + 1)
+                        candidates = np.empty(grown + 1, dtype=np.int64)
+                        cap = grown
+                    stick = np.random.beta(1.0, gamma0)
+                    beta[n_dishes] = tail * stick
+                    tail *= 1.0 - stick
+                    _shift_smoothing(smoothing, reciprocals, n_dishes, beta[n_dishes], 1.0)
+                    running += beta[n_dishes]
+                    n_dishes += 1
+                    if running > target:
+                        break
+                k = n_dishes - 1
+            table_dish[j, t] = k
+            for s in range(count):
+                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], k, 1.0)
+            _shift_smoothing(smoothing, reciprocals, k, beta[k], -1.0)
+            totals[k] += count
+            _rising_inverses(reciprocals, k, totals[k], Wa)
+            _shift_smoothing(smoothing, reciprocals, k, beta[k], 1.0)
+    return beta, n_dishes, tail, (totals, smoothing, nz_ptr, nz_len, nz_dish, nz_count)

@@ -28,7 +28,10 @@ Which entries a step may read: the dish step reads table t's words under the fir
 customer's word under the first ``reach[t]`` dishes for every table t above its slice (an
 occupied table's dish is among them: its weight is above the table's dish slice). Both sets
 are prefixes of one ordering, so a word's wanted dishes are the prefix of the longest reach
-among its tokens (:func:`dish_step_reach`, :func:`customer_step_reach`).
+among its tokens (:func:`dish_step_reach`, :func:`customer_step_needs`). The customer step
+reads an occupied table's prefix only when the table may be empty at the customer's turn (all
+its customers come no later in the pass); before that, it reads the table's dish alone, and
+only that entry is revealed for it.
 """
 
 from __future__ import annotations
@@ -42,21 +45,31 @@ from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, loo
 from ._kernels import _count_at_least
 
 
-def _log_gamma_variates(shape, rng):
+def _log_gamma_variates(shape, rng, size=None):
     """log of Gamma(shape) variates (any shape > 0) by Gamma(a) = Gamma(a + 1) U^(1/a): no
-    underflow for tiny shapes (the dense draw's formula, numpy's generator)."""
-    return np.log(rng.standard_gamma(shape + 1.0)) + np.log(rng.random(shape.shape)) / shape
+    underflow for tiny shapes (the dense draw's formula, numpy's generator). ``shape`` an
+    array, or a number and ``size`` (numpy's faster path for one shape)."""
+    if size is None:
+        size = shape.shape
+    return np.log(rng.standard_gamma(shape + 1.0, size=size)) + np.log(rng.random(size)) / shape
 
 
 @njit(cache=True)
-def _normalise_used(W, K, pair_dish, pair_word, log_used, log_rest):
-    """``loglik`` (W, K) with the used words' log probabilities (NaN elsewhere), their
-    exponentials (``likelihood``, unset elsewhere) and every
-    dish's log hidden mass, from the log Gamma variates of the used pairs (sorted by dish) and
-    of every dish's unused total (-inf where every word is used)."""
-    loglik = np.full((W, K), np.nan)
-    likelihood = np.empty((W, K))  # set where loglik is (never read elsewhere)
-    log_hidden = np.empty(K)
+def _forget(loglik, likelihood, words, dishes):
+    """Hide the entries ``(words[c], dishes[c])`` again (NaN in both tables)."""
+    for c in range(words.shape[0]):
+        loglik[words[c], dishes[c]] = np.nan
+        likelihood[words[c], dishes[c]] = np.nan
+
+
+@njit(cache=True)
+def _normalise_used(loglik, likelihood, K, pair_dish, pair_word, log_used, log_rest):
+    """Into ``loglik`` (W, at least K columns, NaN everywhere on entry) the used words' log
+    probabilities, their exponentials (``likelihood``, unset elsewhere), and every dish's log
+    hidden mass, from the log Gamma variates of the used pairs (sorted by dish) and of every
+    dish's unused total (-inf where every word is used); columns from K on are prior atoms
+    with nothing revealed (log hidden mass 0)."""
+    log_hidden = np.zeros(loglik.shape[1])
     p, n = 0, pair_dish.shape[0]
     for k in range(K):
         start = p
@@ -73,7 +86,7 @@ def _normalise_used(W, K, pair_dish, pair_word, log_used, log_rest):
             loglik[pair_word[q], k] = log_used[q] - norm
             likelihood[pair_word[q], k] = math.exp(log_used[q] - norm)
         log_hidden[k] = log_rest[k] - norm
-    return loglik, likelihood, log_hidden
+    return log_hidden
 
 
 @njit(cache=True)
@@ -145,23 +158,49 @@ def dish_step_reach(group_ptr, table_of, row_of, dish_slice, sorted_beta, n_rows
 
 
 @njit(cache=True)
-def customer_step_reach(group_ptr, row_of, table_weight, n_tables, table_slice, dish_slice,
-                        sorted_beta, n_rows):
-    """Every row's longest reach over the tables its customers may join (weight above their
-    slice): the informed customer step reads ``loglik[w, by_weight[q]]`` for q below it only."""
+def customer_step_needs(group_ptr, row_of, table_of, table_dish, table_weight, n_tables,
+                        table_slice, dish_slice, sorted_beta, n_rows):
+    """What the informed customer step may read, no more: customer i reads its word under the
+    dish of every occupied table above its slice, and under the first ``reach[t]`` dishes of
+    ``by_weight`` for every table t above its slice that may be empty at its turn - one empty
+    at the start, or one whose customers at the start all come no later than i (customers move
+    in order, each leaving its table first; a table still holding one of them has kept its
+    dish). Returns every word's longest such reach and the (word, dish) pairs of the occupied
+    tables (some repeated)."""
+    J = group_ptr.shape[0] - 1
     reach_of_word = np.zeros(n_rows, dtype=np.int64)
-    for j in range(group_ptr.shape[0] - 1):
+    n = 0
+    for j in range(J):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            for t in range(n_tables[j]):
+                if table_weight[j, t] >= table_slice[i] and t < table_dish.shape[1] \
+                        and table_dish[j, t] >= 0:
+                    n += 1
+    words = np.empty(n, dtype=np.int64)
+    dishes = np.empty(n, dtype=np.int64)
+    c = 0
+    for j in range(J):
         T = n_tables[j]
         reach = np.empty(T, dtype=np.int64)
+        last_member = np.full(T, -1, dtype=np.int64)
         for t in range(T):
             reach[t] = _count_at_least(sorted_beta, dish_slice[j, t])
         for i in range(group_ptr[j], group_ptr[j + 1]):
+            last_member[table_of[i]] = i
+        for i in range(group_ptr[j], group_ptr[j + 1]):
             longest = 0
             for t in range(T):
-                if table_weight[j, t] >= table_slice[i]:
+                if table_weight[j, t] < table_slice[i]:
+                    continue
+                occupied = t < table_dish.shape[1] and table_dish[j, t] >= 0
+                if occupied:
+                    words[c] = row_of[i]
+                    dishes[c] = table_dish[j, t]
+                    c += 1
+                if not occupied or last_member[t] <= i:
                     longest = max(longest, reach[t])
             reach_of_word[row_of[i]] = max(reach_of_word[row_of[i]], longest)
-    return reach_of_word
+    return reach_of_word, words, dishes
 
 
 @njit(cache=True)
@@ -187,53 +226,123 @@ def customer_step_pairs(group_ptr, row_of, table_dish, table_weight, n_tables, t
     return words, dishes
 
 
+class Buffer:
+    """The (W, capacity) tables of :class:`Atoms`, kept from sweep to sweep: NaN but where the
+    last sweep wrote, which is reset entry by entry (a short text's atoms reveal a few percent
+    of the table; filling it afresh every sweep cost more than the draws)."""
+
+    def __init__(self, n_words, capacity):
+        self.loglik = np.full((n_words, capacity), np.nan)
+        self.likelihood = np.full((n_words, capacity), np.nan)  # NaN where hidden too
+        self.written = []  # (words, dishes) arrays written since the last reset
+
+    @property
+    def capacity(self):
+        return self.loglik.shape[1]
+
+    def reset(self):
+        for words, dishes in self.written:
+            _forget(self.loglik, self.likelihood, words, dishes)
+        self.written = []
+
+    def grow(self, capacity):
+        """At least ``capacity`` columns, the entries written kept."""
+        if capacity <= self.capacity:
+            return
+        width = max(capacity, 2 * self.capacity)
+        loglik = np.full((self.loglik.shape[0], width), np.nan)
+        loglik[:, : self.capacity] = self.loglik
+        likelihood = np.full((self.loglik.shape[0], width), np.nan)
+        likelihood[:, : self.capacity] = self.likelihood
+        self.loglik, self.likelihood = loglik, likelihood
+
+
 class Atoms:
     """The log-likelihood lookup ``loglik[row, k]`` of the label steps under atoms drawn from
     their conditionals: lazily for the categorical kernel (module docstring), whole for the
     Gaussian one (its rows are the points: every entry is a different point's density)."""
 
-    def __init__(self, data, dish_of, K, rng):
+    def __init__(self, data, dish_of, K, rng, buffer=None):
+        """``buffer``: a :class:`Buffer` to write the categorical atoms into (reset here),
+        kept by the caller from sweep to sweep; None allocates one."""
         self.data = data
         self.lazy = data.kernel == CATEGORICAL
+        self.K = K
         if not self.lazy:
-            self.loglik = lookup(data, draw_atoms(data, dish_of, K, rng))
+            self._loglik = lookup(data, draw_atoms(data, dish_of, K, rng))
             return
         W = data.n_words
+        if buffer is None:
+            buffer = Buffer(W, 2 * K + 64)
+        buffer.reset()
+        buffer.grow(K)
+        self.buffer = buffer
         keys, counts = np.unique(dish_of * W + data.rows, return_counts=True)
-        pair_dish = keys // W
+        pair_dish, pair_word = keys // W, keys % W
+        buffer.written.append((pair_word, pair_dish))
         used = np.bincount(pair_dish, minlength=K)
-        self.hidden = W - used
+        hidden = W - used
         alpha = float(data.word_prior)
         log_used = _log_gamma_variates(counts + alpha, rng)
         log_rest = np.full(K, -np.inf)
-        some = self.hidden > 0
-        log_rest[some] = _log_gamma_variates(self.hidden[some] * alpha, rng)
-        self.loglik, self.likelihood, self.log_hidden = _normalise_used(
-            W, K, pair_dish, keys % W, log_used, log_rest)
+        some = hidden > 0
+        log_rest[some] = _log_gamma_variates(hidden[some] * alpha, rng)
+        self._log_hidden = _normalise_used(buffer.loglik, buffer.likelihood, K, pair_dish,
+                                           pair_word, log_used, log_rest)
+        # columns from K on: prior atoms with nothing revealed (what extend makes)
+        self._hidden = np.full(buffer.capacity, W, dtype=np.int64)
+        self._hidden[:K] = hidden
 
     @property
     def n_dishes(self):
-        return self.loglik.shape[1]
+        return self.K
+
+    @property
+    def table(self):
+        """The log-likelihood lookup the kernels read, ``loglik`` or wider (columns from
+        ``n_dishes`` on unused)."""
+        return self.buffer.loglik if self.lazy else self._loglik
+
+    @property
+    def loglik(self):
+        """``loglik[row, k]`` for the ``n_dishes`` dishes (NaN where hidden)."""
+        return self.buffer.loglik[:, : self.K] if self.lazy else self._loglik
+
+    @property
+    def likelihood(self):
+        return self.buffer.likelihood[:, : self.K]
+
+    @property
+    def hidden(self):
+        """Every dish's number of words still hidden."""
+        return self._hidden[: self.K]
+
+    @property
+    def log_hidden(self):
+        return self._log_hidden[: self.K]
 
     def extend(self, K, rng):
         """Columns for new dishes ``n_dishes..K-1``, atoms from the prior (nobody eats them)."""
         have = self.n_dishes
         if K <= have:
             return
+        self.K = K
+        if self.lazy and K <= self.buffer.capacity:
+            return  # the buffer's spare columns are prior atoms already
         if not self.lazy:
             d = self.data
             no_dish = np.zeros(0, dtype=np.int64)
             empty = GroupedData(GAUSSIAN, d.group_ptr, no_dish, d.points[:0], 0, 0.0,
                                 d.prior_mean, d.prior_precision, d.observation_precision)
             fresh = lookup(d, draw_atoms(empty, no_dish, K - have, rng))
-            self.loglik = np.ascontiguousarray(np.hstack([self.loglik, fresh]))
+            self._loglik = np.ascontiguousarray(np.hstack([self._loglik, fresh]))
             return
         W = self.data.n_words
-        self.loglik = np.ascontiguousarray(np.hstack([self.loglik, np.full((W, K - have), np.nan)]))
-        self.likelihood = np.ascontiguousarray(np.hstack([self.likelihood,
-                                                          np.empty((W, K - have))]))
-        self.log_hidden = np.concatenate([self.log_hidden, np.zeros(K - have)])
-        self.hidden = np.concatenate([self.hidden, np.full(K - have, W, dtype=np.int64)])
+        before = self.buffer.capacity
+        self.buffer.grow(K)
+        more = self.buffer.capacity - before
+        self._log_hidden = np.concatenate([self._log_hidden, np.zeros(more)])
+        self._hidden = np.concatenate([self._hidden, np.full(more, W, dtype=np.int64)])
 
     def reveal_for_dish_step(self, table_of, dish_slice, sorted_beta, by_weight, rng):
         """Reveal every entry the dish step may read (:func:`dish_step_reach`)."""
@@ -242,14 +351,18 @@ class Atoms:
             self.reveal_prefix(dish_step_reach(d.group_ptr, table_of, d.rows, dish_slice,
                                                sorted_beta, d.n_words), by_weight, rng)
 
-    def reveal_for_customer_step(self, table_weight, n_tables, table_slice, dish_slice,
-                                 sorted_beta, by_weight, rng):
-        """Reveal every entry the informed customer step may read (:func:`customer_step_reach`)."""
+    def reveal_for_customer_step(self, table_of, table_dish, table_weight, n_tables,
+                                 table_slice, dish_slice, sorted_beta, by_weight, rng):
+        """Reveal every entry the informed customer step may read (:func:`customer_step_needs`;
+        ``table_dish`` -1 at the empty tables), in one reveal."""
         if self.lazy:
             d = self.data
-            self.reveal_prefix(customer_step_reach(d.group_ptr, d.rows, table_weight, n_tables,
-                                                   table_slice, dish_slice, sorted_beta,
-                                                   d.n_words), by_weight, rng)
+            reach_of_word, words, dishes = customer_step_needs(
+                d.group_ptr, d.rows, table_of, table_dish, table_weight, n_tables, table_slice,
+                dish_slice, sorted_beta, d.n_words)
+            prefix_words, prefix_dishes = _prefix_pairs(reach_of_word, by_weight)
+            self.reveal_pairs(np.concatenate([prefix_words, words]),
+                              np.concatenate([prefix_dishes, dishes]), rng)
 
     def reveal_for_plain_customer_step(self, table_dish, table_weight, n_tables, table_slice,
                                        rng):
@@ -268,18 +381,19 @@ class Atoms:
         """Reveal ``loglik[words[c], dishes[c]]`` for every c (module docstring, step 2)."""
         if not (self.lazy and words.size):
             return
-        at_word, at_dish, wanted = _mark(self.loglik, words, dishes)
+        at_word, at_dish, wanted = _mark(self.buffer.loglik, words, dishes)
         if not at_word.size:
             return
         alpha = float(self.data.word_prior)
-        log_new = _log_gamma_variates(np.full(at_word.size, alpha), rng)
-        left = self.hidden - wanted
+        log_new = _log_gamma_variates(alpha, rng, at_word.size)
+        left = self._hidden - wanted
         log_rest = np.full(left.size, -np.inf)
         some = (wanted > 0) & (left > 0)
         log_rest[some] = _log_gamma_variates(left[some] * alpha, rng)
-        _fill(self.loglik, self.likelihood, self.log_hidden, at_word, at_dish, log_new,
-              log_rest, wanted)
-        self.hidden = left
+        _fill(self.buffer.loglik, self.buffer.likelihood, self._log_hidden, at_word, at_dish,
+              log_new, log_rest, wanted)
+        self.buffer.written.append((at_word, at_dish))
+        self._hidden = left
 
     def scaled_likelihood(self):
         """``exp(loglik)`` times a constant of each row (a customer's candidates share its row,
@@ -287,5 +401,5 @@ class Atoms:
         1 for the categorical one (log probabilities are at most 0), set only where revealed.
         """
         if not self.lazy:
-            return np.exp(self.loglik - self.loglik.max(axis=1, keepdims=True))
-        return self.likelihood
+            return np.exp(self._loglik - self._loglik.max(axis=1, keepdims=True))
+        return self.buffer.likelihood

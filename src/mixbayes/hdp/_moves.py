@@ -42,7 +42,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernel_tools import twice
-from ._kernels import _add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats
+from ._kernels import (_add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats,
+                       _sparse_add, _sparse_count, _word_dish_lists)
 
 
 @njit(cache=True)
@@ -325,3 +326,175 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
         for s in range(out_ptr[j + 1] - out_ptr[j]):
             new_dish[j, s] = out_dish[out_ptr[j] + s]
     return new_dish
+
+
+@njit(cache=True)
+def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, gamma0, alpha0,
+                          seed):
+    r""":func:`crf_gibbs_pass` for the categorical kernel (the same conditionals, the same two
+    uniforms a customer), each customer's cost in its group's tables and the dishes that use
+    its word rather than every dish (the bucket split of Yao, Mimno & McCallum 2009):
+
+    .. math::
+
+        \sum_k m_k\,\frac{c_{kw} + a}{c_k + Wa} + \frac{\gamma_0}{W}
+        = \underbrace{\sum_{k:\,c_{kw} > 0} \frac{m_k c_{kw}}{c_k + Wa}}_{\text{word bucket}}
+        + a\underbrace{\sum_k \frac{m_k}{c_k + Wa}}_{S} + \frac{\gamma_0}{W},
+
+    S kept up to date as customers move (and summed afresh at every group, so that rounding
+    cannot build up), the word bucket over the word's list of dishes. A new table's dish is
+    drawn from the same split: the word bucket's dishes, then every dish's smoothing share,
+    then a new dish. ``table_dish`` holds dish labels ``0..L-1`` (compacted). Returns the new
+    ``table_dish`` and the bookkeeping at the end (tables and tokens per dish label, the last
+    group's S, the word lists), for tests.
+    """
+    np.random.seed(seed)
+    J = group_ptr.shape[0] - 1
+    N = row_of.shape[0]
+    width = table_dish.shape[1]
+    W = n_words
+    Wa = W * a
+    n_labels = 0
+    for j in range(J):
+        for t in range(width):
+            n_labels = max(n_labels, table_dish[j, t] + 1)
+    cap = n_labels + 1
+    dish_of = np.empty(N, dtype=np.int64)
+    for j in range(J):
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            dish_of[i] = table_dish[j, table_of[i]]
+    totals, nz_ptr, nz_len, nz_dish, nz_count = _word_dish_lists(row_of, dish_of, W, cap)
+    m = np.zeros(cap)
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                m[table_dish[j, t]] += 1.0
+    total_tables = m.sum()
+    inverse = np.empty(cap)
+    for d in range(cap):
+        inverse[d] = 1.0 / (totals[d] + Wa)
+    out_ptr = np.zeros(J + 1, dtype=np.int64)
+    out_dish = np.empty(N + J * width, dtype=np.int64)
+    largest = 0
+    for j in range(J):
+        largest = max(largest, group_ptr[j + 1] - group_ptr[j])
+    count = np.zeros(width + largest)
+    dish = np.full(width + largest, -1, dtype=np.int64)
+    weights = np.empty(width + largest + 1)
+    new_slot = np.full(width + largest, -1, dtype=np.int64)
+    new_weight = gamma0 / W
+    smooth = 0.0
+    for j in range(J):
+        start, end = group_ptr[j], group_ptr[j + 1]
+        room = width + end - start
+        n_slots = 0
+        for t in range(width):
+            dish[t] = table_dish[j, t]
+        for i in range(start, end):
+            count[table_of[i]] += 1.0
+            n_slots = max(n_slots, table_of[i] + 1)
+        smooth = 0.0  # S, afresh
+        for d in range(cap):
+            smooth += m[d] * inverse[d]
+        for i in range(start, end):
+            r = row_of[i]
+            t = table_of[i]
+            k = dish[t]
+            smooth -= m[k] * inverse[k]
+            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, -1.0)
+            totals[k] -= 1.0
+            inverse[k] = 1.0 / (totals[k] + Wa)
+            count[t] -= 1.0
+            if count[t] == 0.0:
+                m[k] -= 1.0
+                total_tables -= 1.0
+                dish[t] = -1
+                while n_slots > 0 and count[n_slots - 1] == 0.0:
+                    n_slots -= 1
+            smooth += m[k] * inverse[k]
+            bucket = 0.0
+            first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
+            for p in range(first, stop):
+                d = nz_dish[p]
+                bucket += m[d] * nz_count[p] * inverse[d]
+            mixture = bucket + a * smooth + new_weight
+            for s in range(n_slots):
+                d = dish[s]
+                if d >= 0:
+                    seen = _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
+                    weights[s] = count[s] * (seen + a) * inverse[d]
+                else:
+                    weights[s] = 0.0
+            weights[n_slots] = alpha0 * mixture / (total_tables + gamma0)
+            c = _draw_from_weights(weights, n_slots + 1, np.random.random())
+            if c < n_slots:
+                t = c
+                k = dish[t]
+                smooth -= m[k] * inverse[k]
+            else:
+                t = 0
+                while count[t] > 0.0:
+                    t += 1
+                n_slots = max(n_slots, t + 1)
+                # the dish: the word bucket, the smoothing shares, a new dish, in turn
+                target = np.random.random() * mixture
+                running = 0.0
+                k = -1
+                for p in range(first, stop):
+                    d = nz_dish[p]
+                    running += m[d] * nz_count[p] * inverse[d]
+                    if target < running:
+                        k = d
+                        break
+                if k < 0:
+                    for d in range(cap):
+                        if m[d] > 0.0:
+                            running += a * m[d] * inverse[d]
+                            if target < running:
+                                k = d
+                                break
+                if k < 0:
+                    # a new dish (also where rounding left the target at the very top): the
+                    # first free label, growing the arrays when none is left
+                    for d in range(cap):
+                        if m[d] == 0.0:
+                            k = d
+                            break
+                    if k < 0:
+                        k = cap
+                        grown = 2 * cap
+                        m = _grow_vector(m, grown, 0.0)
+                        totals = _grow_vector(totals, grown, 0.0)
+                        inverse = _grow_vector(inverse, grown, 1.0 / Wa)
+                        cap = grown
+                smooth -= m[k] * inverse[k]
+                dish[t] = k
+                m[k] += 1.0
+                total_tables += 1.0
+            table_of[i] = t
+            count[t] += 1.0
+            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
+            totals[k] += 1.0
+            inverse[k] = 1.0 / (totals[k] + Wa)
+            smooth += m[k] * inverse[k]
+        used = 0
+        for s in range(n_slots):
+            if count[s] > 0.0:
+                new_slot[s] = used
+                out_dish[out_ptr[j] + used] = dish[s]
+                used += 1
+        out_ptr[j + 1] = out_ptr[j] + used
+        for i in range(start, end):
+            table_of[i] = new_slot[table_of[i]]
+        for s in range(room):
+            count[s] = 0.0
+            dish[s] = -1
+    widest = 1
+    for j in range(J):
+        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
+    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
+    for j in range(J):
+        for s in range(out_ptr[j + 1] - out_ptr[j]):
+            new_dish[j, s] = out_dish[out_ptr[j] + s]
+    # the running sums kept, for a test to check against recomputation from new_dish
+    return new_dish, (m, totals, smooth, nz_ptr, nz_len, nz_dish, nz_count)

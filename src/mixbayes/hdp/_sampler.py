@@ -18,7 +18,9 @@ label step a choice among finitely many candidates. One sweep:
 2. Atoms from their conjugate posteriors (prior draws for dishes nobody eats); the categorical
    kernel's are drawn lazily, only the entries the label steps may read, in the same law
    (:mod:`~mixbayes.hdp._lazy_atoms`).
-3. Dishes of occupied tables: :math:`k_{jt} \propto 1\{v_{jt} \le \beta_k\}\prod f_k(y)`.
+3. Dishes of occupied tables: :math:`k_{jt} \propto 1\{v_{jt} \le \beta_k\}\prod f_k(y)`
+   (left out when the ``collapsed`` move runs: it has just redrawn the same dishes given
+   :math:`\beta` alone, and the slices and atoms are then drawn given its dishes).
 4. :math:`(\gamma'_j, u_j)` jointly, then table sticks from the prior until each group's unbroken
    mass is below its least :math:`u`.
 5. Dishes of the instantiated *empty* tables are drawn from :math:`\beta` (their exact
@@ -78,6 +80,7 @@ class SliceState:
 
     table_of: np.ndarray  # (N,)
     table_dish: np.ndarray  # (J, table cap)
+    atoms_buffer: object = None  # the categorical atoms' tables, reused (_lazy_atoms.Buffer)
 
     def dish_of(self, data):
         """The dish of every observation."""
@@ -151,6 +154,11 @@ def _collapsed_dishes(data, state, beta, tail, gamma0, rng):
     room = K + 8  # an allocation size: the kernel doubles it when new dishes need more
     padded = np.zeros(room)
     padded[:K] = beta
+    if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
+        padded, K, tail, _ = _kernels.collapsed_dish_step_tokens(
+            data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
+            float(data.word_prior), padded, K, float(tail), gamma0, int(rng.integers(2**31 - 1)))
+        return padded[:K].copy(), tail
     stats = dish_statistics(data, state.dish_of(data), room + 1)
     mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
     padded, _, K, tail = _kernels.collapsed_dish_step(
@@ -166,6 +174,11 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
     weighs every label)."""
     occupied = state.table_dish >= 0
     state.table_dish[occupied] = compact(state.table_dish[occupied])
+    if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
+        state.table_dish, _ = _moves.crf_gibbs_pass_tokens(
+            data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
+            float(data.word_prior), gamma0, alpha0, int(rng.integers(2**31 - 1)))
+        return
     stats = dish_statistics(data, state.dish_of(data), int(state.table_dish.max()) + 2)
     mean = np.zeros(1) if data.prior_mean is None else data.prior_mean
     state.table_dish = _moves.crf_gibbs_pass(
@@ -234,14 +247,19 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     lowest = dish_slice.min()
     sticks.extend_until(lambda s: s.tail < lowest)
 
-    # 2. atoms, and 3. the dishes of the occupied tables
+    # 2. atoms, and 3. the dishes of the occupied tables (left out after the collapsed dish
+    # move, which has just redrawn them from a conditional with fewer variables fixed: the atoms
+    # integrated out and no dish slice; the slices and atoms below are drawn given its dishes)
     K = len(sticks.beta)
-    atoms = _lazy_atoms.Atoms(data, state.dish_of(data), K, rng)
-    sorted_beta, by_weight = _by_weight(sticks.array)
-    atoms.reveal_for_dish_step(state.table_of, dish_slice, sorted_beta, by_weight, rng)
-    _kernels.dish_step(data.group_ptr, state.table_of, data.rows, atoms.loglik, state.table_dish,
-                       counts, dish_slice, sorted_beta, by_weight, _uniforms_at(occupied, rng),
-                       work=work)
+    atoms = _lazy_atoms.Atoms(data, state.dish_of(data), K, rng, state.atoms_buffer)
+    if atoms.lazy:
+        state.atoms_buffer = atoms.buffer
+    if not collapsed:
+        sorted_beta, by_weight = _by_weight(sticks.array)
+        atoms.reveal_for_dish_step(state.table_of, dish_slice, sorted_beta, by_weight, rng)
+        _kernels.dish_step(data.group_ptr, state.table_of, data.rows, atoms.table,
+                           state.table_dish, counts, dish_slice, sorted_beta, by_weight,
+                           _uniforms_at(occupied, rng), work=work)
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
     last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
@@ -291,17 +309,17 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1],
                                        work=work)
         sorted_beta, by_weight = _by_weight(sticks.array)
-        atoms.reveal_for_customer_step(weights, n_tables, table_slice, slices, sorted_beta,
-                                       by_weight, rng)
+        atoms.reveal_for_customer_step(state.table_of, state.table_dish, weights, n_tables,
+                                       table_slice, slices, sorted_beta, by_weight, rng)
         _kernels.customer_step_informed(
-            data.group_ptr, data.rows, atoms.scaled_likelihood(), atoms.loglik,
+            data.group_ptr, data.rows, atoms.scaled_likelihood(), atoms.table,
             state.table_dish, weights, n_tables,
             table_slice, slices, sorted_beta, by_weight, counts,
             rng.random(data.n_observations), state.table_of, work=work)
         return counts
     atoms.reveal_for_plain_customer_step(state.table_dish, weights, n_tables, table_slice,
                                          rng)
-    _kernels.customer_step(data.group_ptr, data.rows, atoms.loglik, state.table_dish, weights,
+    _kernels.customer_step(data.group_ptr, data.rows, atoms.table, state.table_dish, weights,
                            n_tables, table_slice, rng.random(data.n_observations),
                            state.table_of, work=work)
     counts = _kernels.table_counts(data.group_ptr, state.table_of, weights.shape[1], work=work)
