@@ -16,13 +16,19 @@ The objective, in the natural-exponential-family parameterisation of both blocks
    :math:`\hat x_{jk} = \theta_{jk}\sum_i \omega_{ik}x_{ij}/q_{ij}`,
    :math:`t_{ik} = \omega_{ik}\sum_j\theta_{jk}x_{ij}/q_{ij}`, then
    :math:`\theta_{jk} \propto \hat x_{jk} + \alpha` and :math:`\omega_{ik} \propto t_{ik} + c`;
-3. once the gain per iteration is below ``qn_below``, a quasi-Newton (secant) extrapolation
-   from the last three iterates :math:`Y_1, Y_2, Y_3` in logit coordinates,
-   :math:`Y = Y_3 + V\,(V^\top U)/(U^\top U - V^\top U)`, :math:`U = Y_2 - Y_1`,
-   :math:`V = Y_3 - Y_2`, kept only if it raises :math:`L`. The reference tries only this full
-   jump; with EM's rates near 1 (0.9-0.96 on Taddy's simulation) and unequal across
-   coordinates it overshoots almost always, so we also try the jump halved up to
-   ``qn_halvings`` times and keep the first that raises :math:`L`.
+3. once the gain per iteration is below ``qn_below`` (by default from the first iteration), an
+   extrapolation from the last three iterates :math:`Y_1, Y_2, Y_3` in logit coordinates
+   (:math:`U = Y_2 - Y_1`, :math:`V = Y_3 - Y_2`), kept only if it raises :math:`L`: SQUAREM's
+   step (Varadhan & Roland 2008, scheme S3),
+   :math:`Y = Y_1 + 2sU + s^2(V - U) = Y_3 - (1 - s)^2U + (s^2 - 1)V` with
+   :math:`s = \lVert U\rVert/\lVert V - U\rVert`, and where it would lower :math:`L`,
+   :math:`s` moved half way to 1 (the plain EM iterate) up to ``qn_halvings`` times; after
+   an accepted step the next three iterates start from it. The reference (maptpx) tries one
+   secant jump to the limit, :math:`Y = Y_3 + V\,(V^\top U)/(U^\top U - V^\top U)`, and only
+   once the gain is below an absolute 100 nats; on 20 Newsgroups' train split (K = 20) that
+   waited about 100 iterations, and SQUAREM's step tried from the first iteration stopped
+   after 119 iterations where the secant stopped after 183 (133 with the secant also tried
+   from the first iteration), the held-out score and coherence the same.
 
 Each block can only raise :math:`L`, so its trace never decreases. The loop stops when the
 gain per word, :math:`\Delta L / \sum_i m_i`, is at most ``tol`` (see
@@ -129,6 +135,17 @@ def fit_map(documents, theta_PK, settings, callback=None):
         return _fit_map(documents, theta_PK, settings, callback)
 
 
+def _squarem_step(uu, vu, vv):
+    r"""SQUAREM's step length :math:`s = \lVert r\rVert/\lVert v\rVert` from the dot products
+    of :math:`U = Y_2 - Y_1` and :math:`V = Y_3 - Y_2` (:math:`r = U`, :math:`v = V - U`), or
+    None where it would not extrapolate (:math:`s \le 1` is the plain EM step)."""
+    ww = vv - 2.0 * vu + uu
+    if not (ww > 0.0 and uu > 0.0):
+        return None
+    step = float(np.sqrt(uu / ww))
+    return step if step > 1.0 else None
+
+
 def _fit_map(docs, theta_PK, settings, callback):
     p, K = theta_PK.shape
     s = settings
@@ -159,22 +176,24 @@ def _fit_map(docs, theta_PK, settings, callback):
             # one pass over the documents for their share of L and of the dot products
             share = docs.sum(blocks.candidate_and_secant, new_theta, s.c)
             L_new = share[0] + log_prior(new_theta)
-            uu, vu = share[1:] + np.array([U @ U, V @ U])
-            jump = vu / (uu - vu) if uu > vu > 0 else None
-            # the secant jump to the limit assumes one common rate of convergence; when the
-            # rates differ it overshoots, so its length is halved until L rises
-            for _ in range(s.qn_halvings + 1 if jump is not None else 0):
-                Y = history[2] + V * jump
+            uu, vu, vv = share[1:] + np.array([U @ U, V @ U, V @ V])
+            step = _squarem_step(uu, vu, vv)
+            # SQUAREM's step length (Varadhan & Roland 2008), moved half way towards the plain
+            # EM step (step 1) until L rises
+            for _ in range(s.qn_halvings + 1 if step is not None else 0):
+                coefficients = (-(1.0 - step) ** 2, step * step - 1.0)
+                Y = history[2] + U * coefficients[0] + V * coefficients[1]
                 qn_theta = theta_from_logits(Y, p, K)
                 _floor_topics(qn_theta, docs.total_words, s.alpha)
-                L_qn = docs.update_sum(blocks.propose, qn_theta, jump, s.c) + log_prior(qn_theta)
+                L_qn = docs.update_sum(blocks.propose, qn_theta, coefficients, s.c) \
+                    + log_prior(qn_theta)
                 if L_qn > L_new:
                     new_theta, L_new = qn_theta, L_qn
                     docs.update(blocks.accept)
-                    history = [history[1], Y]
+                    history = [Y]
                     result.qn_accepted += 1
                     break
-                jump *= 0.5
+                step = 0.5 * (step + 1.0)
             else:
                 history = history[1:]
                 docs.update(blocks.drop_oldest)

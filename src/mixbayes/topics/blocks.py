@@ -96,11 +96,11 @@ def _objective(counts, theta_PK, omega_NK, c):
 
 def candidate_and_secant(block, theta_PK, c):
     """The candidate weights' share of the log posterior under ``theta_PK``, and the weights'
-    share of the secant step's :math:`U^\\top U` and :math:`V^\\top U` (from the last three
-    iterates), in one pass."""
+    share of the secant step's :math:`U^\\top U`, :math:`V^\\top U` and :math:`V^\\top V` (from
+    the last three iterates), in one pass."""
     h0, h1, h2 = _last(block.history, 3)
     U, V = h1 - h0, h2 - h1
-    return np.array([objective(block, theta_PK, c, "new_omega"), U @ U, V @ U])
+    return np.array([objective(block, theta_PK, c, "new_omega"), U @ U, V @ U, V @ V])
 
 
 def residual(block, theta_PK, threshold=3.0):
@@ -211,12 +211,14 @@ def push(block):
     return replace(block, history=block.history + (weight_logits(block.new_omega),))
 
 
-def propose(block, theta_PK, jump, c):
-    r"""The secant step's weights :math:`Y = Y_3 + \text{jump}\,V` (softmax of the logits,
-    raised to the least weight a MAP can hold, :math:`c/(m_i + Kc)`); returns the block with
-    the proposal and its share of the log posterior under ``theta_PK``."""
-    h1, h2 = _last(block.history, 2)
-    Y = h2 + (h2 - h1) * jump
+def propose(block, theta_PK, coefficients, c):
+    r"""The extrapolated weights :math:`Y = Y_3 + aU + bV` for ``coefficients`` :math:`(a, b)`,
+    :math:`U = Y_2 - Y_1`, :math:`V = Y_3 - Y_2` (softmax of the logits, raised to the least
+    weight a MAP can hold, :math:`c/(m_i + Kc)`); returns the block with the proposal and its
+    share of the log posterior under ``theta_PK``."""
+    h0, h1, h2 = _last(block.history, 3)
+    a, b = coefficients
+    Y = h2 + (h1 - h0) * a + (h2 - h1) * b
     n, K = block.omega.shape
     omega = np.zeros((n, K))
     omega[:, 1:] = Y.reshape(n, K - 1)
@@ -229,10 +231,10 @@ def propose(block, theta_PK, jump, c):
 
 
 def accept(block):
-    """The proposal becomes the candidate, its logits the newest iterate after the middle one."""
+    """The proposal becomes the candidate, its logits the only iterate kept (the next cycle of
+    the extrapolation starts there)."""
     omega, Y = block.proposal
-    return replace(block, new_omega=omega, history=(_last(block.history, 3)[1], Y),
-                   proposal=None)
+    return replace(block, new_omega=omega, history=(Y,), proposal=None)
 
 
 def drop_oldest(block):

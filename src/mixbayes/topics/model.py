@@ -66,9 +66,12 @@ class TopicModel(TransformerMixin, BaseEstimator):
         L1 change of a document's weights at which its SQP stops.
     weight_max_steps : int, default=20
         Newton steps per document and iteration.
-    qn_below : float, default=100
-        Quasi-Newton extrapolation is tried once the gain per iteration is below this; 0 turns
-        it off.
+    qn_below : float or None, default=None
+        The quasi-Newton (SQUAREM) extrapolation is tried once the gain per iteration is below
+        this many nats; None tries it from the first iteration (each try that would lower the
+        log posterior is shortened, then dropped); 0 turns it off. Until version 0.2 it was
+        the reference's absolute 100 nats, which on 20 Newsgroups (1.3M words) left the first
+        hundred iterations unaccelerated.
     init : {"clusters", "buildup"} or array of shape (n_components, n_features), default="clusters"
         Starting topics. ``"clusters"``: the word distributions of a Dirichlet–multinomial
         mixture of the documents (one VB run seeded by ``random_state``); under the sparse
@@ -127,7 +130,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         "max_iter": Interval("int", 1),
         "weight_tol": Interval("real", 0, None, "neither"),
         "weight_max_steps": Interval("int", 1),
-        "qn_below": Interval("real", 0),
+        "qn_below": Interval("real", 0, allow_none=True),
         "n_init": Interval("int", 1),
         "verbose": Interval("int", 0),
         "random_state": RandomState(),
@@ -135,7 +138,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
     }
 
     def __init__(self, n_components=10, *, topic_prior=None, tol=1e-5, max_iter=1000,
-                 weight_tol=1e-4, weight_max_steps=20, qn_below=100.0, init="clusters",
+                 weight_tol=1e-4, weight_max_steps=20, qn_below=None, init="clusters",
                  n_init=1, random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.topic_prior = topic_prior
@@ -269,7 +272,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
         is kept in ``self._result``)."""
         K = self.n_components
         settings = _fit.FitSettings(alpha, c, self.tol, self.max_iter, self.weight_tol,
-                                    self.weight_max_steps, self.qn_below)
+                                    self.weight_max_steps,
+                                    np.inf if self.qn_below is None else self.qn_below)
         result = best = None
         for number, theta in enumerate(starts):
             theta = theta / theta.sum(axis=0)
