@@ -112,13 +112,14 @@ def test_worker_killed_mid_topic_fit(monkeypatch):
     history: the blocks it held, and only those, are rebuilt from the latest topics, and the
     fit converges to the undisturbed fit's MAP, up to the tolerance both fits stop at.
 
-    Measured: the log posteriors 0.008 apart (tol 0.1), the topics 1.8e-5 and the weights
-    1.3e-4 (the rebuilt blocks start their secant history afresh, so the two paths part at
-    the 5th iteration by 5e-6 of the log posterior and come together again)."""
+    Measured (SQUAREM's extrapolation): stopping at a gain of 0.01 nats, the log posteriors
+    0.002 apart and the topics 3.2e-5 (the rebuilt blocks start their extrapolation history
+    afresh, so the two paths part at the 5th iteration and come together again; at 0.1 nats
+    the topics were still 1.8e-4 apart, at 0.001 nats 2.5e-5)."""
     corpus, _ = mb.datasets.make_topic_corpus(90, 50, 3, mean_length=40, random_state=3)
     counts = sp.csr_matrix(corpus.counts)
-    # a gain of 0.1 nats (tol is per word)
-    params = dict(n_components=3, tol=0.1 / counts.sum(), max_iter=100, qn_below=1e9,
+    # a gain of 0.01 nats (tol is per word)
+    params = dict(n_components=3, tol=0.01 / counts.sum(), max_iter=100, qn_below=1e9,
                   random_state=0)
     local = mb.TopicModel(**params).fit(counts)
     assert local.converged_ and local.n_iter_ >= 8
@@ -146,7 +147,12 @@ def test_worker_killed_mid_topic_fit(monkeypatch):
     # the closed worker held one or two of the three blocks of 30 documents
     assert killed and REBUILT in ([30], [30, 30])
     assert remote.converged_
-    assert abs(remote.log_posterior_ - local.log_posterior_) <= 0.1
+    assert abs(remote.log_posterior_ - local.log_posterior_) <= 0.01
     np.testing.assert_allclose(remote.topics_, local.topics_, atol=1e-4)
-    np.testing.assert_array_equal(doc_topic.argmax(axis=1), local.doc_topic_.argmax(axis=1))
+    # the same leading topic wherever the undisturbed fit's two largest weights are not tied
+    top2 = np.sort(local.doc_topic_, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-2
+    assert clear.sum() >= 80
+    np.testing.assert_array_equal(doc_topic.argmax(axis=1)[clear],
+                                  local.doc_topic_.argmax(axis=1)[clear])
     np.testing.assert_allclose(doc_topic, local.doc_topic_, atol=1e-3)
