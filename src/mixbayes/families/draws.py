@@ -17,13 +17,16 @@ def log_gamma_draws(shape, rng):
 
 
 def log_dirichlet(log_alpha, rng):
-    """Log of a Dirichlet draw with parameters ``exp(log_alpha)`` (zeros stay -inf)."""
+    """Log of a Dirichlet draw with parameters ``exp(log_alpha)`` (zeros stay -inf), one draw
+    per row along the last axis (the Gamma variates drawn in row order)."""
     alpha = np.exp(log_alpha)
     out = np.full(alpha.shape, -np.inf)
     positive = alpha > 0
-    g = log_gamma_draws(alpha[positive], rng)
-    out[positive] = g - np.logaddexp.reduce(g)
-    return out
+    out[positive] = log_gamma_draws(alpha[positive], rng)
+    # logaddexp(x, -inf) is x exactly, so the zeros' entries leave each row's total as it is
+    with np.errstate(invalid="ignore"):
+        total = np.logaddexp.reduce(out, axis=-1, keepdims=True)
+    return out - total
 
 
 def log_beta(a, b, rng):

@@ -263,14 +263,14 @@ def weight_step(data, state, rng):
     root = np.log(np.append(customers[0].astype(float), data.top_concentration))
     draw = log_dirichlet(root, rng)
     state.logw[0, :K], state.logrest[0] = draw[:K], draw[K]
-    for level in range(1, L + 1):
-        for z in state.nodes_at(level):
-            p = state.parent[z]
-            prior = gamma * np.exp(np.append(state.logw[p, :K], state.logrest[p]))
-            counts = np.append(customers[z], 0)
-            with np.errstate(divide="ignore"):
-                draw = log_dirichlet(np.log(prior + counts), rng)
-            state.logw[z, :K], state.logrest[z] = draw[:K], draw[K]
+    for level in range(1, L + 1):  # a level's nodes at once, given their parents' new weights
+        nodes = state.nodes_at(level)
+        parents = state.parent[nodes]
+        prior = gamma * np.exp(np.column_stack([state.logw[parents, :K], state.logrest[parents]]))
+        counts = np.column_stack([customers[nodes], np.zeros(nodes.size)])
+        with np.errstate(divide="ignore"):
+            draw = log_dirichlet(np.log(prior + counts), rng)
+        state.logw[nodes, :K], state.logrest[nodes] = draw[:, :K], draw[:, K]
 
 
 # -------------------------------------------------------------------- step 4 and 5
