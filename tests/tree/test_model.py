@@ -41,8 +41,10 @@ def _recovers_the_leaves(nested, fitted):
 
 def test_level_one_is_recovered_on_average_over_data_sets():
     """The level-1 partition of the fixture's hierarchy over data seeds 0-7 (C = 0, 30
-    sweeps): mean NMI measured 0.81, five of eight data sets at 0.79 or above (the chain
-    keeps the start's level 1, Ward's cut)."""
+    sweeps): mean NMI measured 0.80, four of eight data sets at 0.79 or above (0.58, 0.74,
+    1, 1, 0.71, 1, 0.79, 0.62; the chain keeps the level 1 of its last burn-in regroup, Ward's
+    merges of its leaves). Before the regroup (level 1 the start's, Ward's cut): mean 0.81,
+    five of eight."""
     scores = []
     for seed in range(8):
         X, truth = mb.datasets.make_tree_data(135, 2, "nested", branching=(3, 3),
@@ -52,7 +54,7 @@ def test_level_one_is_recovered_on_average_over_data_sets():
         fitted = mb.HierarchicalMixture(2, n_iter=30, random_state=0).fit(X)
         scores.append(nmi(truth.paths[:, 0], fitted.cut(1)))
     assert np.mean(scores) > 0.78
-    assert np.sum(np.array(scores) > 0.78) >= 5
+    assert np.sum(np.array(scores) > 0.78) >= 4
 
 
 def _tree_result_is_consistent(nested, fitted):
@@ -271,3 +273,19 @@ def test_full_covariances_recover_elongated_classes():
     assert np.mean(full.predict(X) == full.labels_) > 0.95
     assert known.covariances_ == pytest.approx(np.full(known.n_components_,
                                                        known.observation_variance_))
+
+
+def test_burn_in_regroups_the_leaves_by_wards_merges():
+    """With the path moves, which never move a leaf to another parent, the Ward start's
+    upper levels are rebuilt during burn-in (``REGROUP_AT``) by Ward's merges of the chain's
+    own leaves: on the Wisconsin breast-cancer table (standardised, the defaults) the full
+    dendrogram's purity at chain seeds 0-3 is 0.876, 0.824, 0.874, 0.893, against 0.823-0.826
+    without the regroups (genie's 0.845 is the best peer of ``bench/bench_tree.py``). Seed 0
+    is asserted above 0.86."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    fitted = mb.HierarchicalMixture(random_state=0).fit(X)
+    assert mb.metrics.dendrogram_purity(fitted.linkage_, y) > 0.86
+    assert np.unique(fitted.paths_[:, 0]).size < np.unique(fitted.labels_).size

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.metrics import normalized_mutual_info_score as nmi
 
 import mixbayes as mb
-from mixbayes.tree._start import ward_start
+from mixbayes.tree._start import regroup, ward_start
 
 
 def test_bic_cut_finds_the_leaves_and_their_spread():
@@ -47,3 +47,25 @@ def test_one_cluster_and_tiny_inputs():
     assert ward_start(X, 2, np.random.default_rng(0)).n_leaves == 1
     two = ward_start(np.array([[0.0, 0.0], [1.0, 1.0]]), 2, np.random.default_rng(0))
     assert two.paths.shape == (2, 2) and two.n_leaves == 1
+
+
+def test_regroup_keeps_the_leaves_and_groups_them_as_wards_tree_above_the_cut():
+    """Ward's merges of the leaves (sizes and centres) are Ward's tree above the cut: given
+    the start's own leaves, ``regroup`` gives back the start's levels; given the true leaves
+    under new numbers, it finds the true parents, with round(12^(l/3)) nodes at level l."""
+    X, truth = mb.datasets.make_tree_data(240, 3, branching=(2, 2, 3), leaf_spread=5.0,
+                                          parent_spread=20.0, min_parent_distance=40.0,
+                                          n_features=10, random_state=0)
+    start = ward_start(X, 3, np.random.default_rng(0))
+    again = regroup(X, start.paths[:, -1], 3)
+    for level in range(3):
+        assert nmi(start.paths[:, level], again[:, level]) == 1.0
+    renumbered = (7 * truth.paths[:, -1] + 3) % 101
+    paths = regroup(X, renumbered, 3)
+    assert [np.unique(paths[:, level]).size for level in range(3)] == [2, 5, 12]
+    assert nmi(truth.paths[:, -1], paths[:, -1]) == 1.0
+    assert nmi(truth.paths[:, 0], paths[:, 0]) == 1.0
+    for level in range(2):  # nested: every node has one parent
+        pairs = np.unique(paths[:, level:level + 2], axis=0)
+        assert np.unique(pairs[:, 1]).size == pairs.shape[0]
+    assert regroup(X, np.zeros(240, dtype=int), 2).tolist() == [[0, 0]] * 240
