@@ -153,6 +153,39 @@ def _grow_vector(vector, size, fill):
 
 
 @njit(cache=True)
+def _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_dish, out_ptr,
+                     table_of):
+    """Group ``j``'s occupied tables renumbered 0, 1, ... in slot order (their dishes packed
+    into ``out_dish`` from ``out_ptr[j]``, ``out_ptr[j + 1]`` set), its customers' tables
+    relabelled, and the scratch ``count`` and ``dish`` cleared for the next group."""
+    used = 0
+    for s in range(n_slots):
+        if count[s] > 0.0:
+            new_slot[s] = used
+            out_dish[out_ptr[j] + used] = dish[s]
+            used += 1
+    out_ptr[j + 1] = out_ptr[j] + used
+    for i in range(start, end):
+        table_of[i] = new_slot[table_of[i]]
+    for s in range(room):
+        count[s] = 0.0
+        dish[s] = -1
+
+
+@njit(cache=True)
+def _unpacked_dishes(out_ptr, out_dish, J, width):
+    """The packed dishes as a (J, max(widest group, ``width``)) table, -1 past each group's."""
+    widest = 1
+    for j in range(J):
+        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
+    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
+    for j in range(J):
+        for s in range(out_ptr[j + 1] - out_ptr[j]):
+            new_dish[j, s] = out_dish[out_ptr[j] + s]
+    return new_dish
+
+
+@njit(cache=True)
 def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, settings,
                    table_dish, stats, gamma0, alpha0, seed):
     r"""One pass of the franchise's collapsed Gibbs sampler over every customer (sticks and atoms
@@ -306,26 +339,9 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
             else:
                 _add_to_stats(kernel, stats, k, i, r, points)
         # renumber the group's tables 0, 1, ..., and leave the scratch clean
-        used = 0
-        for s in range(n_slots):
-            if count[s] > 0.0:
-                new_slot[s] = used
-                out_dish[out_ptr[j] + used] = dish[s]
-                used += 1
-        out_ptr[j + 1] = out_ptr[j] + used
-        for i in range(start, end):
-            table_of[i] = new_slot[table_of[i]]
-        for s in range(room):
-            count[s] = 0.0
-            dish[s] = -1
-    widest = 1
-    for j in range(J):
-        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
-    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
-    for j in range(J):
-        for s in range(out_ptr[j + 1] - out_ptr[j]):
-            new_dish[j, s] = out_dish[out_ptr[j] + s]
-    return new_dish
+        _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_dish,
+                         out_ptr, table_of)
+    return _unpacked_dishes(out_ptr, out_dish, J, width)
 
 
 @njit(cache=True)
@@ -477,24 +493,8 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
             totals[k] += 1.0
             inverse[k] = 1.0 / (totals[k] + Wa)
             smooth += m[k] * inverse[k]
-        used = 0
-        for s in range(n_slots):
-            if count[s] > 0.0:
-                new_slot[s] = used
-                out_dish[out_ptr[j] + used] = dish[s]
-                used += 1
-        out_ptr[j + 1] = out_ptr[j] + used
-        for i in range(start, end):
-            table_of[i] = new_slot[table_of[i]]
-        for s in range(room):
-            count[s] = 0.0
-            dish[s] = -1
-    widest = 1
-    for j in range(J):
-        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
-    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
-    for j in range(J):
-        for s in range(out_ptr[j + 1] - out_ptr[j]):
-            new_dish[j, s] = out_dish[out_ptr[j] + s]
+        _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_dish,
+                         out_ptr, table_of)
+    new_dish = _unpacked_dishes(out_ptr, out_dish, J, width)
     # the running sums kept, for a test to check against recomputation from new_dish
     return new_dish, (m, totals, smooth, nz_ptr, nz_len, nz_dish, nz_count)
