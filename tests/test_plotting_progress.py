@@ -305,3 +305,19 @@ def test_hdp_trace_wraps_its_panels_three_a_row():
         "α0 (resampled)"]
     rows = sorted({round(ax.get_position().y0, 3) for ax in shown})
     assert len(rows) == 2 and fig.get_size_inches()[0] <= 4.2 * 3
+
+
+def test_an_elbo_that_did_not_move_is_said_in_words_not_drawn_as_a_drop():
+    """A fit that converged at once (the ELBO exactly equal over its two iterations; the CLI's
+    demo-sized runs) has a gain of 0, which a log axis cannot show: the panel says so in
+    words, draws no red drop at 1e-300, and ticks the one whole iteration it has."""
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(elbo_trace_=np.array([-100.0, -100.0, -99.5, -99.5]))
+    fig = plotting.plot_elbo_trace(model)
+    gain_axis = fig.axes[1]
+    assert [line.get_label() for line in gain_axis.get_lines()] == ["gain"]
+    assert [t.get_text() for t in gain_axis.texts] == ["no change at iteration 2 and 4"]
+    np.testing.assert_array_equal(gain_axis.get_xticks(), [2, 3, 4])
+    two = plotting.plot_elbo_trace(SimpleNamespace(elbo_trace_=np.array([-5.0, -5.0])))
+    np.testing.assert_array_equal(two.axes[1].get_xticks(), [2])

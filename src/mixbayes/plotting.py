@@ -29,6 +29,14 @@ def _axes(ax, figsize=(6, 4)):
     return fig, ax
 
 
+def _listed(numbers, most=4):
+    """'2, 3 and 5', or the first ``most`` and how many more."""
+    numbers = [str(int(n)) for n in numbers]
+    if len(numbers) > most:
+        return f"{', '.join(numbers[:most])} and {len(numbers) - most} more"
+    return numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
 def plot_elbo_trace(model, ax=None):
     """Plot the ELBO after every CAVI iteration (and the Gibbs log joint when present).
 
@@ -55,20 +63,31 @@ def plot_elbo_trace(model, ax=None):
     trace_axis.grid(alpha=0.3)
     if gains is not None:
         iterations = np.arange(2, len(trace) + 1)
-        rising = gains > 0
+        rising, falling = gains > 0, gains < 0
         gain_axis.semilogy(iterations[rising], gains[rising], marker=".", lw=1,
                            label="gain")
-        if (~rising).any():  # a numerical drop of the bound: shown, not hidden
-            gain_axis.semilogy(iterations[~rising], np.maximum(-gains[~rising], 1e-300),
-                               "x", color="tab:red", label="drop")
+        if falling.any():  # a numerical drop of the bound: shown, not hidden
+            gain_axis.semilogy(iterations[falling], -gains[falling], "x", color="tab:red",
+                               label="drop")
             gain_axis.legend(fontsize=8)
+        if not (rising | falling).all():  # a gain of exactly 0 has no place on a log axis
+            flat = iterations[~(rising | falling)]
+            gain_axis.text(0.5, 0.04, f"no change at {step} {_listed(flat)}",
+                           transform=gain_axis.transAxes, ha="center", fontsize=8,
+                           color="0.35")
+            if not (rising | falling).any():  # nothing on the axis: no scale to read
+                gain_axis.set_yticks([], minor=True)
+                gain_axis.set_yticks([])
         gain_axis.set_xlabel(step)
         gain_axis.set_ylabel("ELBO gain over the iteration before (nats)")
         gain_axis.set_title(f"gain per iteration ({plural(len(trace), 'iteration')})")
         from matplotlib.ticker import MaxNLocator
 
         gain_axis.set_xlim(1.5, len(trace) + 0.5)
-        gain_axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if len(trace) <= 10:  # whole iterations only, even on a span of one
+            gain_axis.set_xticks(iterations)
+        else:
+            gain_axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         gain_axis.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
