@@ -321,3 +321,20 @@ def test_an_elbo_that_did_not_move_is_said_in_words_not_drawn_as_a_drop():
     np.testing.assert_array_equal(gain_axis.get_xticks(), [2, 3, 4])
     two = plotting.plot_elbo_trace(SimpleNamespace(elbo_trace_=np.array([-5.0, -5.0])))
     np.testing.assert_array_equal(two.axes[1].get_xticks(), [2])
+
+
+def test_dispersion_note_compares_gains_only_where_the_range_starts_below_its_k():
+    """The note on a Bayes factor that overshoots the dispersion's K weighs the nats gained
+    beyond it against those up to it; where the dispersion fits at the first K searched there
+    is nothing up to it ('against 0 from K = 2 to 2' was printed), so that clause goes."""
+    from mixbayes.topics.selection import TopicSelection
+
+    def selection(p_values):
+        table = [dict(k=k, log_bayes_factor=v, dispersion=1.0, p_value=p, n_iter=3)
+                 for k, v, p in zip([2, 3, 4, 5], [0.0, 300.0, 500.0, 640.0], p_values)]
+        return TopicSelection(table, 5, None)
+
+    at_first = selection([0.5, 0.5, 0.5, 0.5]).notes[-1]
+    assert "gain 640 nats. On small corpora" in at_first and "consider K = 2" in at_first
+    later = selection([0.0, 0.5, 0.5, 0.5]).notes[-1]
+    assert "gain 340 nats, against 300 from K = 2 to 3. On small" in later

@@ -106,13 +106,15 @@ class TopicSelection:
         k_disp = self.dispersion_k
         if k_disp is not None and k_disp < self.best_k:
             bf = dict(zip(ks, self.column("log_bayes_factor")))
+            # the gain below k_disp is a comparison only where the range starts below it
+            before = (f", against {bf[k_disp] - bf[ks[0]]:.0f} from K = {ks[0]} to {k_disp}"
+                      if k_disp > ks[0] else "")
             notes.append(
                 f"the residual dispersion is already consistent with the multinomial at K = "
                 f"{k_disp} (p >= {DISPERSION_LEVEL:g}): the {self.best_k - k_disp} topic(s) the "
-                f"Bayes factor adds beyond it gain {bf[self.best_k] - bf[k_disp]:.0f} nats, "
-                f"against {bf[k_disp] - bf[ks[0]]:.0f} from K = {ks[0]} to {k_disp}. On small "
-                f"corpora the Laplace Bayes factor can favour too many topics (the guide shows "
-                f"a case); consider K = {k_disp}")
+                f"Bayes factor adds beyond it gain {bf[self.best_k] - bf[k_disp]:.0f} nats"
+                f"{before}. On small corpora the Laplace Bayes factor can favour too many "
+                f"topics (the guide shows a case); consider K = {k_disp}")
         return notes
 
     def __str__(self):
