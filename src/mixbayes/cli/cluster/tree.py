@@ -57,6 +57,12 @@ def run(args, settings, out, verbose, stream, start):
     write_run_report(args, out, model, X, feature_names=names)
     children = [tree.children(z) for z in range(tree.n_nodes)]
     leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
+    rhat = model.rhat_.get("rcdll", float("nan"))
+    unsettled = None
+    if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
+        unsettled = (f"the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
+                     "raise --n-iter")
+        notes.append(unsettled)  # in summary.json too, as every printed note
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
                    n_top_branches=int(children[0].size), n_leaves=len(leaves),
@@ -89,10 +95,8 @@ def run(args, settings, out, verbose, stream, start):
                            for r in model.depth_scores_)
         print(f"depth auto: {model.depth_} has the highest evidence of its dendrogram "
               f"(log p(X | T) by depth: {scores})", file=stream)
-    rhat = model.rhat_.get("rcdll", float("nan"))
-    if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
-        print(f"note: the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
-              "raise --n-iter", file=stream)
+    if unsettled:
+        print(f"note: {unsettled}", file=stream)
     if known is not None:
         s = summary["scores"]
         print(f"against known labels: leaves NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}; top "
