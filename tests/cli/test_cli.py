@@ -377,3 +377,14 @@ def test_tree_notes_that_a_chain_has_not_settled_in_summary_json_too(tmp_path, c
     note = "the chain has not settled (split R-hat of the RCDLL 1.67 > 1.1); raise --n-iter"
     assert f"note: {note}" in capsys.readouterr().out
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["notes"] == [note]
+
+
+def test_cluster_model_topics_points_to_the_topics_command(capsys):
+    """`cluster --model topics` named only the four choices (found by the new-user tryout)."""
+    from mixbayes.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["cluster", "docs.txt", "--model", "topics"])
+    assert stop.value.code == 2
+    assert "the topic model is a command of its own: mixbayes topics INPUT" in \
+        capsys.readouterr().err

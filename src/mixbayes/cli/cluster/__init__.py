@@ -16,6 +16,16 @@ MODELS = {"dmm": ".dmm", "gmm": ".gmm", "hdp": ".hdp", "tree": ".tree"}
 _MODELS = tuple(MODELS)
 
 
+def _model_name(value):
+    """--model's value; "topics", a command of its own, is pointed there."""
+    if value == "topics":
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            "the topic model is a command of its own: mixbayes topics INPUT")
+    return value
+
+
 def add_parser(sub):
     """The command's options, on the subcommand parser it adds to ``sub``."""
     cluster = sub.add_parser(
@@ -27,7 +37,7 @@ def add_parser(sub):
                          ".txt (one document per line), .csv with a text column, or a folder "
                          "of .txt files; points (gmm, tree, hdp --groups): a numeric .csv (optional "
                          "header row) or .npy")
-    cluster.add_argument("--model", choices=_MODELS, default="dmm",
+    cluster.add_argument("--model", type=_model_name, choices=_MODELS, default="dmm",
                          help="dmm: Dirichlet-multinomial mixture of documents; gmm: Gaussian "
                          "mixture of points; hdp: hierarchical Dirichlet process (documents, or "
                          "points with --groups); tree: a tree of clusters of points (nested "
