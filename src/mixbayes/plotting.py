@@ -506,7 +506,8 @@ def plot_dendrogram(model, max_leaves=60):
     """The full dendrogram (:attr:`~mixbayes.HierarchicalMixture.linkage_`) of a fitted tree:
     scipy's dendrogram, its branches coloured by the sampled tree's top-level branch, its foot
     the sampled tree's components (or the top ``max_leaves`` clusters when there are more,
-    :func:`dendrogram_clusters`; a contracted leaf shows its size in brackets). Heights are
+    :func:`dendrogram_clusters`; a contracted leaf shows its size in brackets, a lone point its
+    index). Heights are
     stages: below 1 points within a component, below 2 components within a leaf, then one
     unit per level of the sampled tree's inner nodes (dashed lines)."""
     import matplotlib.pyplot as plt
@@ -518,16 +519,19 @@ def plot_dendrogram(model, max_leaves=60):
     colour_of = {node: f"C{i % 10}" for i, node in enumerate(np.unique(top))}
     fig, ax = plt.subplots(figsize=(10, 4.5))
     shown = dendrogram_clusters(Z, max_leaves)
-    truncate = dict(truncate_mode="lastp", p=shown, show_contracted=True) if shown < n else {}
+    # (no contracted-merge markers: they pile up as blobs at the foot, inside a component)
+    truncate = dict(truncate_mode="lastp", p=shown, show_contracted=False) if shown < n else {}
     dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
                link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
                **truncate)
     top_height = float(Z[:, 2].max()) if Z.size else 1.0
     for stage in range(1, int(np.floor(top_height)) + 1):
         ax.axhline(stage, color="0.75", lw=0.8, ls="--", zorder=0)
-    ax.set_ylabel("stage (components < 1 < leaves < 2 < levels above)")
+    ax.set_ylabel("merge stage: below 1 within a component,\n1-2 within a leaf, "
+                  "above 2 between nodes", fontsize=9)
     ax.set_title(f"full dendrogram of {plural(n, 'point')}"
-                 + (f" (its top {shown} clusters; (size) under each)" if shown < n else "")
+                 + (f" (its top {shown} clusters: (n) under a cluster of n points, a lone "
+                    "point's index under it)" if shown < n else "")
                  + "\ncolour: the sampled tree's top-level branch; grey: above them",
                  fontsize=10)
     for side in ("top", "right"):
