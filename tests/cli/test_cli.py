@@ -388,3 +388,25 @@ def test_cluster_model_topics_points_to_the_topics_command(capsys):
     assert stop.value.code == 2
     assert "the topic model is a command of its own: mixbayes topics INPUT" in \
         capsys.readouterr().err
+
+
+def test_a_tree_of_one_leaf_is_noted(tmp_path, capsys, monkeypatch):
+    """Iris, full covariances, C = 1, two chains of 30 sweeps, seed 0: the kept state is one
+    path whose two components hold the structure (a legitimate state; found by the new-user
+    tryout, where it came with no word of explanation and NMI 0 at both levels)."""
+    from sklearn.datasets import load_iris
+
+    from mixbayes.cli import main
+
+    iris = load_iris()
+    np.savetxt(tmp_path / "iris.csv", iris.data, delimiter=",", header="a,b,c,d", comments="")
+    monkeypatch.chdir(tmp_path)
+    assert main(["cluster", "iris.csv", "--model", "tree", "--covariance-type", "full",
+                 "--margin-weight", "1", "--n-iter", "30", "--n-chains", "2", "--out", "out",
+                 "-q"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["n_leaves"] == 1 and summary["n_components"] == 2
+    note = ("the kept tree is one path: every point in one leaf, the structure only in its 2 "
+            "components (dendrogram.png splits them); another --seed or more --n-iter may "
+            "grow branches")
+    assert summary["notes"] == [note] and f"note: {note}" in capsys.readouterr().out

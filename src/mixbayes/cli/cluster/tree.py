@@ -57,6 +57,12 @@ def run(args, settings, out, verbose, stream, start):
     write_run_report(args, out, model, X, feature_names=names)
     children = [tree.children(z) for z in range(tree.n_nodes)]
     leaves = [z for z in range(tree.n_nodes) if children[z].size == 0]
+    lone_leaf = None
+    if len(leaves) == 1 and model.n_components_ > 1:  # a legitimate state, easy to misread
+        lone_leaf = (f"the kept tree is one path: every point in one leaf, the structure "
+                     f"only in its {model.n_components_} components (dendrogram.png splits "
+                     "them); another --seed or more --n-iter may grow branches")
+        notes.append(lone_leaf)
     rhat = model.rhat_.get("rcdll", float("nan"))
     unsettled = None
     if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
@@ -95,8 +101,9 @@ def run(args, settings, out, verbose, stream, start):
                            for r in model.depth_scores_)
         print(f"depth auto: {model.depth_} has the highest evidence of its dendrogram "
               f"(log p(X | T) by depth: {scores})", file=stream)
-    if unsettled:
-        print(f"note: {unsettled}", file=stream)
+    for note in (lone_leaf, unsettled):
+        if note:
+            print(f"note: {note}", file=stream)
     if known is not None:
         s = summary["scores"]
         print(f"against known labels: leaves NMI {s['nmi']:.3f}  ARI {s['ari']:.3f}; top "
