@@ -66,12 +66,10 @@ def run(args, settings, out, verbose, stream, start):
         summary.update(selection=selection.table, best_k=selection.best_k,
                        best_k_heldout=selection.best_k_heldout, n_heldout=selection.n_heldout,
                        notes=selection.notes)
-        write_rows(out.file("selection.csv"),
-                   ["k", "elbo", "log_k_factorial", "score", "heldout_log_likelihood",
-                    "n_occupied", "converged"],
-                   ([row[c] for c in ("k", "elbo", "log_k_factorial", "score",
-                                      "heldout_log_likelihood", "n_occupied", "converged")]
-                    for row in selection.table))
+        columns = ("k", "elbo", "log_k_factorial", "score", "heldout_log_likelihood",
+                   "heldout_standard_error", "n_occupied", "converged")  # the console's
+        write_rows(out.file("selection.csv"), list(columns),
+                   ([row[c] for c in columns] for row in selection.table))
         save_figure(selection.plot(), out.file("selection.png"))
     save_figure(plotting.plot_elbo_trace(model), out.file("convergence.png"))
     save_figure(plotting.plot_top_words(model, corpus.vocabulary, n=args.top),
