@@ -338,3 +338,16 @@ def test_dispersion_note_compares_gains_only_where_the_range_starts_below_its_k(
     assert "gain 640 nats. On small corpora" in at_first and "consider K = 2" in at_first
     later = selection([0.0, 0.5, 0.5, 0.5]).notes[-1]
     assert "gain 340 nats, against 300 from K = 2 to 3. On small" in later
+
+
+def test_tree_trace_draws_every_level_in_its_own_dash_pattern():
+    """Depth 5 (the deepest depth="auto" tries): five level lines, five patterns (level 4
+    was drawn as level 1, both dashed; found by the new-user tryout)."""
+    X, _ = mb.datasets.make_tree_data(40, random_state=0)
+    model = mb.HierarchicalMixture(5, n_iter=4, random_state=0).fit(X)
+    fig = plotting.plot_tree_trace(model)
+    levels = [line for line in fig.axes[1].get_lines()
+              if line.get_label().startswith("nodes at level")]
+    assert len(levels) == 5
+    # the dash sequence as drawn (get_linestyle names custom patterns "--" alike)
+    assert len({str(line._dash_pattern) for line in levels}) == 5

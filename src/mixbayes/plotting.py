@@ -579,6 +579,11 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
         ax.legend(fontsize=7, markerscale=2, loc="best")
 
 
+# one dash pattern per level, up to depth="auto"'s deepest (5): dashed, dotted, dash-dot,
+# dash-dot-dot, long dashes
+_LEVEL_STYLES = ("--", ":", "-.", (0, (3, 1, 1, 1, 1, 1)), (0, (8, 2)))
+
+
 def plot_tree_trace(model):
     """Per-sweep trace of a :class:`~mixbayes.HierarchicalMixture` (every chain): the
     regularised complete-data log-likelihood, the components and the occupied nodes per level,
@@ -596,7 +601,7 @@ def plot_tree_trace(model):
                      label="components" if chain == 0 else None)
         for level in range(row["nodes"].shape[1]):
             axes[1].plot(sweeps, row["nodes"][:, level], lw=1, color=f"C{chain}",
-                         ls=("--", ":", "-.")[level % 3],
+                         ls=_LEVEL_STYLES[level % len(_LEVEL_STYLES)],
                          label=f"nodes at level {level + 1}" if chain == 0 else None)
         axes[2].plot(sweeps, row["acceptance"], lw=1, color=f"C{chain}", label=label)
     titles = ("regularised complete-data log-lik.", "components and nodes",
