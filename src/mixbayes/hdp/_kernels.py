@@ -399,6 +399,49 @@ def _block_logs_categorical(stats, word_major, candidates, n_candidates, block, 
 
 
 @njit(cache=True)
+def _bucket_scratch(group_ptr, width):
+    """Scratch for :func:`_bucket_customers`: table labels are below ``width`` (the dish
+    table's), a group holds at most the widest group's customers."""
+    widest = 1
+    for j in range(group_ptr.shape[0] - 1):
+        widest = max(widest, group_ptr[j + 1] - group_ptr[j])
+    return (np.zeros(width + 1, dtype=np.int64), np.zeros(width, dtype=np.int64),
+            np.empty(widest, dtype=np.int64), np.zeros(widest))
+
+
+@njit(cache=True)
+def _bucket_customers(table_of, row_of, start, end, fill, cursor, members, repeats, same_word):
+    """The customers ``start``..``end`` of one group bucketed by table: table t's are
+    ``members[fill[t]:fill[t + 1]]``, in order; with ``same_word``, ``repeats[s]`` counts the
+    earlier customers of ``members[s]``'s word at its table (else 0). Returns the number of
+    table slots the group uses."""
+    n_slots = 0
+    for i in range(start, end):
+        n_slots = max(n_slots, table_of[i] + 1)
+    for t in range(n_slots + 1):
+        fill[t] = 0
+    for i in range(start, end):
+        fill[table_of[i] + 1] += 1
+    for t in range(n_slots):
+        fill[t + 1] += fill[t]
+    for t in range(n_slots):
+        cursor[t] = fill[t]
+    for i in range(start, end):
+        t = table_of[i]
+        members[cursor[t]] = i
+        cursor[t] += 1
+    for s in range(end - start):
+        repeats[s] = 0.0
+    if same_word:
+        for t in range(n_slots):
+            for s in range(fill[t], fill[t + 1]):
+                for q in range(fill[t], s):
+                    if row_of[members[q]] == row_of[members[s]]:
+                        repeats[s] += 1.0
+    return n_slots
+
+
+@njit(cache=True)
 def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean, settings, stats,
                         table_dish, beta, n_dishes, tail, gamma0, seed):
     r"""Redraw every occupied table's dish with the atoms integrated out, given :math:`\beta`.
@@ -428,31 +471,13 @@ def collapsed_dish_step(kernel, group_ptr, table_of, row_of, points, prior_mean,
     word_major = (np.ascontiguousarray(stats.T) if kernel == 0
                   else np.zeros((1, stats.shape[0])))
     W_all = stats.shape[1] - 1
+    fill, cursor, members, repeats = _bucket_scratch(group_ptr, table_dish.shape[1])
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
-        size = end - start
-        # customers of every table of the group, bucketed
-        n_slots = 0
-        for i in range(start, end):
-            n_slots = max(n_slots, table_of[i] + 1)
-        fill = np.zeros(n_slots + 1, dtype=np.int64)
-        for i in range(start, end):
-            fill[table_of[i] + 1] += 1
-        for t in range(n_slots):
-            fill[t + 1] += fill[t]
-        members = np.empty(size, dtype=np.int64)
-        repeats = np.zeros(size)
-        cursor = fill[:-1].copy()
-        for i in range(start, end):
-            t = table_of[i]
-            members[cursor[t]] = i
-            cursor[t] += 1
-        if kernel == 0:  # earlier customers of the same word at the same table
-            for t in range(n_slots):
-                for s in range(fill[t], fill[t + 1]):
-                    for q in range(fill[t], s):
-                        if row_of[members[q]] == row_of[members[s]]:
-                            repeats[s] += 1.0
+        # customers of every table of the group, bucketed (earlier customers of the same
+        # word at the same table counted for tokens)
+        n_slots = _bucket_customers(table_of, row_of, start, end, fill, cursor, members,
+                                    repeats, kernel == 0)
         for t in range(n_slots):
             count = fill[t + 1] - fill[t]
             if count == 0:
@@ -801,38 +826,12 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
     correction = np.ones(cap)
     stamp = np.full(cap, -1, dtype=np.int64)
     touched = np.empty(cap, dtype=np.int64)
-    widest = 1
-    for j in range(J):
-        widest = max(widest, group_ptr[j + 1] - group_ptr[j])
-    fill = np.zeros(table_dish.shape[1] + 1, dtype=np.int64)  # table labels < its width
-    cursor = np.zeros(table_dish.shape[1], dtype=np.int64)
-    members = np.empty(widest, dtype=np.int64)
-    repeats = np.zeros(widest)
+    fill, cursor, members, repeats = _bucket_scratch(group_ptr, table_dish.shape[1])
     n_table = 0
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
-        n_slots = 0
-        for i in range(start, end):
-            n_slots = max(n_slots, table_of[i] + 1)
-        for t in range(n_slots + 1):
-            fill[t] = 0
-        for i in range(start, end):
-            fill[table_of[i] + 1] += 1
-        for t in range(n_slots):
-            fill[t + 1] += fill[t]
-        for t in range(n_slots):
-            cursor[t] = fill[t]
-        for i in range(start, end):
-            t = table_of[i]
-            members[cursor[t]] = i
-            cursor[t] += 1
-        for s in range(end - start):
-            repeats[s] = 0.0
-        for t in range(n_slots):
-            for s in range(fill[t], fill[t + 1]):
-                for q in range(fill[t], s):
-                    if row_of[members[q]] == row_of[members[s]]:
-                        repeats[s] += 1.0
+        n_slots = _bucket_customers(table_of, row_of, start, end, fill, cursor, members,
+                                    repeats, True)
         for t in range(n_slots):
             count = fill[t + 1] - fill[t]
             if count == 0:
