@@ -212,6 +212,30 @@ def test_files_that_are_not_text_are_refused(tmp_path, payload, message):
         mb.read_corpus(folder)
 
 
+@pytest.mark.parametrize("payload,kind", [
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 20, "a PNG image"),
+    (b"%PDF-1.4\n" + b"\x00" * 20, "a PDF document"),
+    (b"PK\x03\x04" + b"\x00" * 20, "a zip archive"),
+])
+def test_binary_files_are_refused_by_what_they_are(tmp_path, payload, kind):
+    # "a NUL byte at offset 8" did not say the .csv was an image
+    (tmp_path / "docs.csv").write_bytes(payload)
+    with pytest.raises(ValueError, match=f"is not a text file: it looks like {kind}"):
+        mb.read_corpus(tmp_path / "docs.csv")
+
+
+def test_gzip_under_another_name_is_read(tmp_path):
+    # a gzipped CSV named docs.csv was refused for its NUL bytes
+    text = "text\nthe cat sat\nthe dog ate\n"
+    (tmp_path / "docs.csv").write_bytes(gzip.compress(text.encode()))
+    (tmp_path / "plain.csv").write_text(text)
+    gz, plain = mb.read_corpus(tmp_path / "docs.csv"), mb.read_corpus(tmp_path / "plain.csv")
+    assert list(gz.vocabulary) == list(plain.vocabulary) and (gz.counts != plain.counts).nnz == 0
+    (tmp_path / "cut.csv").write_bytes(gzip.compress(text.encode())[:12])
+    with pytest.raises(ValueError, match="cannot read"):
+        mb.read_corpus(tmp_path / "cut.csv")
+
+
 def test_utf8_with_bom_and_gzip_are_read(tmp_path):
     import gzip
 

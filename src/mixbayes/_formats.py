@@ -17,8 +17,27 @@ from ._validation import check_file
 
 _SIDE_FILES = {"vocab.txt", "labels.txt", "doc_ids.txt"}
 
+# the first bytes of the binary files most often given by mistake, for the refusal's message
+_MAGIC = ((b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"%PDF", "a PDF document: extract its text first, e.g. pdftotext"),
+          (b"PK\x03\x04", "a zip archive (or an .xlsx/.docx file): unzip or export it "
+                           "as CSV/text first"),
+          (b"BZh", "a bzip2 file: bunzip2 it first"),
+          (b"\xfd7zXZ", "an xz file: unxz it first"),
+          (b"\x93NUMPY", "a .npy array: load it with numpy"))
+
+
+def binary_kind(data):
+    """What the leading bytes of a file say it is (``"a PNG image"``), or None."""
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    return None
+
+
 def read_text(path, name="path"):
-    """The whole text of a UTF-8 file (gunzipped when ``*.gz``), refusing files that are not text.
+    """The whole text of a UTF-8 file (gunzipped when ``*.gz`` or when its bytes are gzip's,
+    whatever its name), refusing files that are not text.
 
     A file holding a NUL byte, or bytes that do not decode as UTF-8, is refused with a
     ``ValueError`` naming it: reading such a file with replacement characters would cluster
@@ -29,6 +48,8 @@ def read_text(path, name="path"):
     try:
         with opener(path, "rb") as handle:
             data = handle.read()
+        if opener is open and data.startswith(b"\x1f\x8b"):  # gzip under another name
+            data = gzip.decompress(data)
     except (OSError, EOFError) as exc:  # a truncated or fake .gz
         raise ValueError(f"{name}: cannot read {str(path)!r} ({exc}).") from None
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -40,6 +61,9 @@ def read_text(path, name="path"):
         if "\x00" not in text:
             return text
         data = data[2:]  # not text after all: refused below for its NUL bytes
+    kind = binary_kind(data)
+    if kind is not None:
+        raise ValueError(f"{name}: {str(path)!r} is not a text file: it looks like {kind}.")
     nul = data.find(b"\x00")
     if nul >= 0:
         raise ValueError(f"{name}: {str(path)!r} is not a text file (a NUL byte at offset {nul}).")
