@@ -310,6 +310,26 @@ def test_cli_defaults_are_the_python_defaults(model, estimator, names):
     assert {name: settings[name] for name in names} == {name: python[name] for name in names}
 
 
+def test_defaults_left_to_none_are_recorded_as_used_and_inspect_takes_the_folder(
+        tmp_path, capsys, saved):
+    # summary.json said burn_in: null and word_prior: null, inspect burn_in=None, and
+    # `mixbayes inspect OUT` (the folder cluster had just written) was refused
+    from mixbayes.hdp.model import word_prior_value
+
+    _, _, corpus, folder = saved
+    out = tmp_path / "h"
+    status, _, err = _cli(capsys, "cluster", str(folder / "data" / "counts.mtx"), "--model",
+                          "hdp", "--n-iter", "6", "--out", str(out), "-q")
+    assert status == 0, err
+    settings = json.loads((out / "summary.json").read_text())["settings"]
+    assert (settings["burn_in"], settings["word_prior"]) == (3, word_prior_value(None))
+    status, printed, err = _cli(capsys, "inspect", str(out))
+    assert status == 0, err
+    assert printed.startswith(f"{out / 'model.npz'}: HDPMixture")
+    assert "burn_in=None (3)," in printed
+    assert f"word_prior=None ({word_prior_value(None):g})" in printed
+
+
 def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, capsys,
                                                                     saved, monkeypatch):
     _, _, corpus, folder = saved

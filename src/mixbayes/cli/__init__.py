@@ -52,7 +52,16 @@ def run(parsed, stream=None):
     """Run the parsed command and print its summary to ``stream`` (default: standard output);
     returns the exit status."""
     stream = sys.stdout if stream is None else stream
+    if parsed.command in ("predict", "inspect", "report"):
+        parsed.model = _model_in_folder(parsed.model)
     return importlib.import_module(COMMANDS[parsed.command], __name__).run(parsed, stream)
+
+
+def _model_in_folder(path):
+    """MODEL as given, or the ``model.npz`` inside it when it is a folder that ``cluster`` or
+    ``topics`` wrote (``mixbayes inspect out/`` is what one types after ``--out out``)."""
+    inside = os.path.join(path, "model.npz")
+    return inside if os.path.isdir(path) and os.path.isfile(inside) else path
 
 
 class _Terminated(KeyboardInterrupt):

@@ -38,7 +38,8 @@ def add_parser(sub):
                              help="say what a saved model file is",
                              description="Print a saved model's kind, settings, size, fitted "
                              "figures and top terms.")
-    inspect.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+    inspect.add_argument("model", help="a model.npz written by mixbayes (cluster, topics; or the "
+                         "--out folder holding it) or "
                          "mixbayes.save")
     inspect.add_argument("--vocabulary", default=None, metavar="FILE",
                          help="one term per line (e.g. the corpus's vocab.txt), to name the "
@@ -128,8 +129,23 @@ def _settings(model):
         return str(value)
 
     params = model.get_params(deep=False)
-    return ", ".join(f"{key}={text(value)}" for key, value in sorted(params.items())
-                     if key != "verbose")
+    shown = {key: text(value) for key, value in params.items() if key != "verbose"}
+    for key, value in _resolved_defaults(model, params).items():
+        shown[key] += f" ({text(value)})"  # None said nothing of what the fit used
+    return ", ".join(f"{key}={value}" for key, value in sorted(shown.items()))
+
+
+def _resolved_defaults(model, params):
+    """The values the fit used for parameters left to None: the samplers' burn-in, the HDP's
+    word prior."""
+    resolved = {}
+    if params.get("burn_in", 0) is None and hasattr(model, "_burn_in"):
+        resolved["burn_in"] = model._burn_in()
+    if params.get("word_prior", 0) is None and params.get("kernel") == "categorical":
+        from ..hdp.model import word_prior_value
+
+        resolved["word_prior"] = word_prior_value(None)
+    return resolved
 
 
 def _converged(flag):

@@ -36,7 +36,8 @@ def add_parser(sub):
         "cluster or topics): documents are read as the fitted ones were and their words matched "
         "to the saved vocabulary (the others dropped, and counted); points need the model's "
         "columns. Writes predictions.csv (and summary.json) to --out, or one CSV to -o FILE.")
-    predict.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+    predict.add_argument("model", help="a model.npz written by mixbayes (cluster, topics; or the "
+                         "--out folder holding it) or "
                          "mixbayes.save")
     predict.add_argument("input", help="new documents in any format cluster reads (.txt, .csv "
                          "with a text column, a folder of .txt files, .mtx with vocab.txt, UCI "

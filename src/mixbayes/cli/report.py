@@ -31,7 +31,8 @@ def add_parser(sub):
         "model: a map of its clusters or topics, the selected one's top terms by relevance "
         "(or its points and ellipse, or the tree), sizes, the choice of K (from a "
         "selection.csv beside the model), the convergence trace and example documents.")
-    report.add_argument("model", help="a model.npz written by mixbayes (cluster, topics) or "
+    report.add_argument("model", help="a model.npz written by mixbayes (cluster, topics; or the "
+                         "--out folder holding it) or "
                         "mixbayes.save")
     report.add_argument("--corpus", default=None, metavar="INPUT",
                         help="the documents or points the model was fitted to, in any format "

@@ -367,13 +367,17 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         with threads(self.n_jobs):
             return self._fit(X, groups, callback, top_prior, group_prior)
 
+    def _burn_in(self):
+        """The sweeps left out of every chain: ``burn_in``, or half of ``n_iter`` when None."""
+        return self.n_iter // 2 if self.burn_in is None else int(self.burn_in)
+
     def _fit(self, X, groups, callback, top_prior, group_prior):
         if self.kernel == "categorical":
             data, order, n_features = self._grouped_tokens(X, groups)
         else:
             data, order, n_features = self._grouped_points(X, groups)
         rng = check_random_state(self.random_state)
-        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
+        burn_in = self._burn_in()
         inverse = np.empty_like(order)
         inverse[order] = np.arange(order.size)  # sorted position of every original observation
         in_order = bool((order == np.arange(order.size)).all())  # tokens: already in order

@@ -376,12 +376,16 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         with threads(1):
             return self._fit(X)
 
+    def _burn_in(self):
+        """The sweeps left out of every chain: ``burn_in``, or half of ``n_iter`` when None."""
+        return self.n_iter // 2 if self.burn_in is None else int(self.burn_in)
+
     def _fit(self, X):
         if self.depth == "auto":
             return self._fit_auto(X)
         self.depth_ = int(self.depth)
         data, start = self._data(X)
-        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
+        burn_in = self._burn_in()
         trace = np.zeros((self.n_chains, self.n_iter), dtype=self._trace_dtype())
         best, best_value = None, -np.inf
         streams = check_random_state(self.random_state).spawn(self.n_chains + 1)[1:]

@@ -34,8 +34,16 @@ def _hdp_model(args, verbose, kernel):
 
 
 def _hdp_summary(model, settings, **sizes):
-    """The summary's common part; a resampled concentration's posterior mean goes into the
-    settings beside its prior."""
+    """The summary's common part; the burn-in and word prior the fit used stand in the settings
+    where they were left to their defaults (not null), and a resampled concentration's
+    posterior mean beside its prior."""
+    from ...hdp.model import word_prior_value
+
+    settings["burn_in"] = model._burn_in()
+    if model.kernel == "categorical":
+        settings["word_prior"] = word_prior_value(model.word_prior)
+    else:  # points have no word prior
+        settings.pop("word_prior", None)
     for name, mean in (("gamma0", model.top_concentration_),
                        ("alpha0", model.group_concentration_)):
         if settings.get(f"{name}_prior") is not None:

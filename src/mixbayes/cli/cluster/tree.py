@@ -69,6 +69,7 @@ def run(args, settings, out, verbose, stream, start):
         unsettled = (f"the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
                      "raise --n-iter")
         notes.append(unsettled)  # in summary.json too, as every printed note
+    settings["burn_in"] = model._burn_in()  # the sweeps left out, not null
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
                    features=feature_names(names, X.shape[1]), n_nodes=int(tree.n_nodes),
                    n_top_branches=int(children[0].size), n_leaves=len(leaves),
