@@ -61,6 +61,8 @@ SETTINGS = {
     "new": {},  # the model's current defaults
     "new fixed wp": dict(word_prior_prior=None),  # the defaults with the word prior fixed
     "new wpp": dict(word_prior_prior=(1.0, 1.0)),  # ... with it resampled under Gamma(1, 1)
+    "new wpp flat": dict(word_prior_prior=(1e-3, 1e-3)),  # ... nearly log-uniform
+    "new wpp 0.05": dict(word_prior_prior=(100.0, 2000.0)),  # ... mean 0.05, sd 0.005
 }
 CORPORA = ("tweet", "googlenews_t", "short", "hdp50", "hdp_long")
 
