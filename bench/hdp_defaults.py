@@ -59,6 +59,10 @@ SETTINGS = {
     "all teh wp0.05": dict(OLD, moves="all", word_prior=0.05, **TEH),
     "all teh wp0.03": dict(OLD, moves="all", word_prior=0.03, **TEH),
     "new": {},  # the model's current defaults
+    "new fixed wp": dict(word_prior_prior=None),  # the defaults with the word prior fixed
+    "new wpp": dict(word_prior_prior=(1.0, 1.0)),  # ... with it resampled under Gamma(1, 1)
+    "new wpp flat": dict(word_prior_prior=(1e-3, 1e-3)),  # ... nearly log-uniform
+    "new wpp 0.05": dict(word_prior_prior=(100.0, 2000.0)),  # ... mean 0.05, sd 0.005
 }
 CORPORA = ("tweet", "googlenews_t", "short", "hdp50", "hdp_long")
 
@@ -81,7 +85,7 @@ def corpus(name):
 
 
 def run_ours(X, y, level, settings, sweeps, seed=0):
-    stamps = []
+    stamps, start = [], time.perf_counter()
     record = lambda chain, sweep, info: stamps.append(time.perf_counter())  # noqa: E731
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", mb.ConvergenceWarning)
@@ -94,7 +98,8 @@ def run_ours(X, y, level, settings, sweeps, seed=0):
     return dict(clusters=model.n_components_, nmi=mb.metrics.nmi(y, predicted),
                 ari=mb.metrics.ari(y, predicted), s_sweep=float(np.median(np.diff(stamps))),
                 path=f"{dishes[min(24, sweeps - 1)]}/{dishes[min(49, sweeps - 1)]}/{dishes[-1]}",
-                flag=flag, g0=model.top_concentration_, a0=model.group_concentration_)
+                flag=flag, g0=model.top_concentration_, a0=model.group_concentration_,
+                aw=getattr(model, "word_prior_", float("nan")), seconds=stamps[-1] - start)
 
 
 def run_tomotopy(X, y, level, sweeps, workers=1):
@@ -116,7 +121,7 @@ def run_tomotopy(X, y, level, sweeps, workers=1):
         predicted = np.concatenate([np.asarray(doc.topics) for doc in model.docs])
     return dict(clusters=len(live), nmi=mb.metrics.nmi(y, predicted),
                 ari=mb.metrics.ari(y, predicted), s_sweep=seconds, path="", flag="",
-                g0=1.0, a0=1.0)
+                g0=1.0, a0=1.0, aw=0.1, seconds=seconds * sweeps)
 
 
 def main():
@@ -124,6 +129,7 @@ def main():
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--settings", default=",".join(SETTINGS))
     parser.add_argument("--sweeps", type=int, default=100)
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds of our fits")
     parser.add_argument("--no-tomotopy", action="store_true")
     parser.add_argument("--write", default=None)
     parser.add_argument("--speed", action="store_true")
@@ -133,25 +139,27 @@ def main():
     mb.HDPMixture(n_iter=2).fit(mb.datasets.make_hdp_data(5, 10)[0].counts)  # compile
     if args.speed:
         return speed(args)
-    rows = []
+    rows, seeds = [], [int(seed) for seed in args.seeds.split(",")]
     for name in args.corpora.split(","):
         if name in ("tweet", "googlenews_t") and not available(name):
             continue
         X, y, level = corpus(name)
         classes = np.unique(y).size
-        runs = [(s, lambda s=s: run_ours(X, y, level, SETTINGS[s], args.sweeps))
-                for s in args.settings.split(",")]
+        runs = [(s if len(seeds) == 1 else f"{s} seed {seed}",
+                 lambda s=s, seed=seed: run_ours(X, y, level, SETTINGS[s], args.sweeps, seed))
+                for s in args.settings.split(",") for seed in seeds]
         if not args.no_tomotopy:
             runs.append(("tomotopy HDP", lambda: run_tomotopy(X, y, level, args.sweeps)))
         for setting, fit in runs:
             r = fit()
             row = [name, classes, setting, r["clusters"], f"{r['nmi']:.3f}", f"{r['ari']:.3f}",
                    f"{1000 * r['s_sweep']:.1f}", r["path"], r["flag"],
-                   f"{r['g0']:.2f}", f"{r['a0']:.2f}", f"{os.getloadavg()[0]:.1f}"]
+                   f"{r['g0']:.2f}", f"{r['a0']:.2f}", f"{r['aw']:.4g}", f"{r['seconds']:.1f}",
+                   f"{os.getloadavg()[0]:.1f}"]
             rows.append(row)
             print(" | ".join(str(c) for c in row), flush=True)
     header = ["corpus", "classes", "setting", "clusters", "NMI", "ARI", "ms/sweep",
-              "dishes 25/50/last", "trend", "γ0", "α0", "load"]
+              "dishes 25/50/last", "trend", "γ0", "α0", "α_w", "s", "load"]
     table = markdown_table(header, rows)
     print(table)
     if args.write:

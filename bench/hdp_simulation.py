@@ -8,6 +8,8 @@ alone from the all-ones start. Prints NMI at sweeps
 1, 10, 20, 60 and the last, mean over seeds, and draws one panel per (J, n).
 
 Run:  python bench/hdp_simulation.py [--sweeps 60] [--seeds 3] [--figure docs/hdp_simulation.png]
+                                     [--runs crf,labels,document,wpp]  (wpp: the first, with
+                                     the word prior resampled from its start 1/W; not by default)
       python bench/hdp_simulation.py --posterior-level   (the level chains started at the truth hold)
 """
 
@@ -21,7 +23,10 @@ import mixbayes as mb
 
 RUNS = {"ours (CRF start, default moves)": dict(init="crf", moves="crf"),
         "ours without the collapsed pass": dict(init="crf", moves="labels"),
-        "document's updates, all-ones start": dict(init="ones", moves="none")}
+        "document's updates, all-ones start": dict(init="ones", moves="none"),
+        "ours, word prior resampled (Gamma(1, 1))": dict(init="crf", moves="crf",
+                                                         word_prior_prior=(1.0, 1.0))}
+SHORT = dict(zip(("crf", "labels", "document", "wpp"), RUNS))  # --runs names
 
 
 NOTES = """
@@ -125,6 +130,7 @@ def main():
     parser.add_argument("--sweeps", type=int, default=60)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--figure", default=None)
+    parser.add_argument("--runs", default="crf,labels,document", help=", ".join(SHORT))
     parser.add_argument("--write", default=None, help="markdown file for the table")
     parser.add_argument("--posterior-level", action="store_true",
                         help="only: chains started at the truth and at our default start, "
@@ -135,9 +141,10 @@ def main():
         return
     sizes, lengths = (10, 20, 50), (30, 100, 300)
     curves, rows = {}, []
+    runs_wanted = {SHORT[key]: RUNS[SHORT[key]] for key in args.runs.split(",")}
     for J in sizes:
         for n in lengths:
-            for name, options in RUNS.items():
+            for name, options in runs_wanted.items():
                 runs = np.array([nmi_per_sweep(J, n, seed, args.sweeps, **options)
                                  for seed in range(args.seeds)])
                 curves[J, n, name] = runs
@@ -168,7 +175,7 @@ def main():
         for a, J in enumerate(sizes):
             for b, n in enumerate(lengths):
                 axis = axes[a, b]
-                for c, name in enumerate(RUNS):
+                for c, name in enumerate(runs_wanted):
                     for r, run in enumerate(curves[J, n, name]):
                         axis.plot(np.arange(1, len(run) + 1), run, color=f"C{c}", lw=0.8,
                                   alpha=0.7, label=name if r == 0 else None)

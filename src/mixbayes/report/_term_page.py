@@ -136,13 +136,13 @@ def _topic_view(model, counts, rows=None):
 def _hdp_view(model, counts):
     """What a categorical HDP shows: every cluster in use, its share of the tokens, and
     (given the documents) the documents it is the majority of, by their share in it."""
-    from ..hdp.model import word_prior_value
+    from ..hdp.model import fitted_word_prior
 
     P = model.components_
     K, V = P.shape
     tokens = np.bincount(model.labels_, minlength=K)
     documents = np.bincount(model.group_labels_, minlength=K)
-    a = word_prior_value(model.word_prior)  # as top_words: only terms the cluster's tokens use
+    a = fitted_word_prior(model)  # as top_words: only terms the cluster's tokens use
     scores = None
     if counts is not None:
         own = np.arange(K)[None, :] == model.group_labels_[:, None]
