@@ -9,6 +9,9 @@ simplified tree) in ``bench/.cache/tree_upper_<seed>_<tag>.pkl`` so that ``--lin
 (other ways of joining the kept leaves) are scored without refitting.
 
 Run:  python bench/tree_upper.py [--seed 0] [--tag default] [--refit] [--linkage NAME]
+      python bench/tree_upper.py --versus current,installed --seeds 0,1,2,3,4,5,6
+(``current``: the merges above the leaves by BHC's r_k, as before issue 22's Bayes-factor
+merges; ``installed``: the package's ``tree_linkage`` as it is.)
 """
 
 from __future__ import annotations
@@ -71,6 +74,38 @@ def fitted(name, X, seed, tag, refit):
     return store[name]
 
 
+def versus(args):
+    """Per table, the mean over ``--seeds`` of two linkages of the same cached fits (``before``
+    and ``after``, names in tree_upper_variants), and per seed the sets within 0.01."""
+    import tree_upper_variants
+
+    names = args.versus.split(",")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    rows, hits, gaps = {}, {n: [0] * len(seeds) for n in names}, {n: [[] for _ in seeds]
+                                                                    for n in names}
+    for name, X, y in data_sets(False):
+        scores = peers(name, X, y)
+        best = max(scores.values())
+        rows[name] = {n: [] for n in names}
+        for i, seed in enumerate(seeds):
+            model = fitted(name, X, seed, args.tag, False)["model"]
+            for n in names:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    Z = getattr(tree_upper_variants, n)(model, X)
+                gap = mb.metrics.dendrogram_purity(Z, y) - best
+                rows[name][n].append(gap)
+                hits[n][i] += gap >= -0.01
+                gaps[n][i].append(gap)
+        print(f"{name:28s} best {best:.3f}  " + "  ".join(
+            f"{n} {np.mean(rows[name][n]):+.3f}" for n in names), flush=True)
+    for n in names:
+        print(f"{n}: within 0.01 per seed {hits[n]} (sum {sum(hits[n])} of "
+              f"{len(seeds) * len(rows)}), mean gap per seed "
+              f"{[round(float(np.mean(g)), 4) for g in gaps[n]]}, "
+              f"overall {np.mean([np.mean(g) for g in gaps[n]]):+.4f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
@@ -81,6 +116,9 @@ def main():
     parser.add_argument("--power", type=float, default=None,
                         help="the burn-in regroup's level exponent p (k^(l p) groups at level "
                              "l; the estimator's is 1/L); give a --tag of its own")
+    parser.add_argument("--versus", default=None,
+                        help="comma-separated linkage variants compared over --seeds")
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds for --versus")
     parser.add_argument("--only", default=None, help="comma-separated table names (prefixes)")
     args = parser.parse_args()
     from bench_tree import compile_ours
@@ -92,6 +130,8 @@ def main():
 
         tree_model.regroup = functools.partial(_start.regroup, power=args.power)
     compile_ours()
+    if args.versus:
+        return versus(args)
     relink = None
     if args.linkage:
         import tree_upper_variants

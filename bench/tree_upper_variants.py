@@ -365,7 +365,8 @@ def _ward_sets(size, centre, groups):
             best, pair = np.inf, None
             for i, a in enumerate(slots):
                 for b in slots[i + 1:]:
-                    c = size[a] * size[b] / (size[a] + size[b]) * np.sum((centre[a] - centre[b]) ** 2)
+                    c = (size[a] * size[b] / (size[a] + size[b])
+                         * np.sum((centre[a] - centre[b]) ** 2))
                     if c < best:
                         best, pair = c, (a, b)
             a, b = pair
@@ -466,7 +467,8 @@ def _groups(model, X):
 
 def bf_pooled_full(model, X):
     fam = _pooled_family(model, X, 1.0)
-    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood, True))
+    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood,
+                                    True))
 
 
 def bf_pooled_diag(model, X):
@@ -481,7 +483,8 @@ def bf_data_diag(model, X):
 
 def bf_data_full(model, X):
     fam = _family(model, X, "full")
-    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood, True))
+    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood,
+                                    True))
 
 
 def installed(model, X):
