@@ -495,3 +495,17 @@ def installed(model, X):
                         model.node_parent_, model.node_level_, _known(model),
                         float(model.top_concentration))
     return Z
+
+
+def bf_everywhere(model, X):
+    """The Bayes-factor merges in every step (points in a component and components in a
+    leaf too)."""
+    from mixbayes.tree import _linkage
+
+    original = _linkage.merge_group
+    _linkage.merge_group = lambda parts, log_marginal, alpha, stage, dendrogram, max_group=None: (
+        _linkage.merge_by_bayes_factor(parts, log_marginal, alpha, stage, dendrogram))
+    try:
+        return installed(model, X)
+    finally:
+        _linkage.merge_group = original
