@@ -170,3 +170,45 @@ def test_the_compiled_search_makes_the_python_searchs_merges():
     np.testing.assert_array_equal(compiled[0][:, [0, 1, 3]], python[0][:, [0, 1, 3]])
     np.testing.assert_allclose(compiled[0][:, 2], python[0][:, 2], rtol=1e-9)
     assert compiled[1] == pytest.approx(python[1], rel=1e-12)
+
+
+def test_above_the_leaves_the_merges_are_greedy_bayes_factors():
+    """The children of an inner node are joined by the pair of highest Bayes factor of one
+    component against two, rescored from scratch at every step with the test's own marginal
+    (:func:`_log_h1`), and the root's evidence is BHC's p(D|T) of the tree so built. Eight
+    one-point leaves under the root, in 2-D; BHC's own merges of the same points differ."""
+    X = np.array([[0.7, 1.6], [0.7, -2.6], [1.8, 0.9], [-1.1, 1.2], [0.7, 0.6], [0.1, 1.1],
+                  [-1.5, -0.3], [-1.0, 1.2]])
+    n = len(X)
+    parent, level = np.array([-1] + [0] * n), np.array([0] + [1] * n)
+
+    def log_marginal(s):
+        return known_variance_log_marginal(s, SIGMA2, S02)
+
+    Z, evidence = _linkage.tree_linkage(X, np.arange(1, n + 1), np.zeros(n, dtype=int),
+                                        parent, level, log_marginal, ALPHA)
+    clusters = [(frozenset([i]), np.log(ALPHA), _log_h1(X[[i]])) for i in range(n)]
+    merged_sets = []
+    while len(clusters) > 1:
+        best = None
+        for (i, a), (j, b) in itertools.combinations(enumerate(clusters), 2):
+            members = a[0] | b[0]
+            factor = _log_h1(X[sorted(members)]) - _log_h1(
+                X[sorted(a[0])]) - _log_h1(X[sorted(b[0])])
+            if best is None or factor > best[0]:
+                best = (factor, i, j)
+        _, i, j = best
+        a, b = clusters[i], clusters[j]
+        members = a[0] | b[0]
+        log_prior = np.log(ALPHA) + gammaln(len(members))
+        log_d = np.logaddexp(log_prior, a[1] + b[1])
+        log_p = np.logaddexp(log_prior - log_d + _log_h1(X[sorted(members)]),
+                             a[1] + b[1] - log_d + a[2] + b[2])
+        merged_sets.append(members)
+        clusters = [c for k, c in enumerate(clusters) if k not in (i, j)] + [
+            (members, log_d, log_p)]
+    assert set(_members(Z)) == set(merged_sets)
+    assert evidence == pytest.approx(clusters[0][2], rel=1e-10)
+    assert is_valid_linkage(Z) and is_monotonic(Z)
+    bhc = {members for members, _ in _reference_bhc(X)[0]}
+    assert bhc != set(merged_sets)

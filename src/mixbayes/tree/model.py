@@ -240,9 +240,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     linkage_ : ndarray of shape (n_samples - 1, 4)
         The full binary dendrogram in scipy's linkage format (``scipy.cluster.hierarchy
         .dendrogram(model.linkage_)`` and ``fcluster`` read it): inside every component,
-        leaf and inner node of the kept tree, the parts are joined by Bayesian hierarchical
-        clustering's greedy merges (Heller & Ghahramani 2005) scored with the components' own
-        marginal likelihood, so every node of :attr:`tree_` is a subtree of it
+        leaf and inner node of the kept tree, the parts are joined by greedy merges scored
+        with the components' own marginal likelihood (within leaves Bayesian hierarchical
+        clustering's, Heller & Ghahramani 2005; above them the Bayes factor of one component
+        against two), so every node of :attr:`tree_` is a subtree of it
         (:mod:`mixbayes.tree._linkage`); heights rise stage by stage (points in a component
         below 1, components in a leaf below 2, then a unit per level of inner nodes), so
         ``fcluster(linkage_, k, "maxclust")`` cuts the sampled tree's upper levels first.
