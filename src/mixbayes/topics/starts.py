@@ -82,13 +82,28 @@ def build_up_from(X_rows, n_components, alpha_for, c_for, em_steps=3):
     return grow_topics(docs, theta, n_components, alpha_for, c_for, em_steps)
 
 
+# the collapsed Gibbs sweeps before the clusters' CAVI run (the mixture's own default, "auto",
+# sweeps until its log joint stops rising: 78 sweeps, 4.5 s of a 50-s fit on 20 Newsgroups)
+START_SWEEPS = 5
+
+
 def from_clusters(X, n_components, random_state, fit=None):
     """Topics ``(p, K)``: posterior-mean word distributions of a K-cluster Dirichlet–multinomial
-    mixture of the documents (one CAVI run; every entry positive). ``fit(model, X)`` fits it
-    (by default ``model.fit(X)``; on a cluster, :func:`mixbayes.distributed.fit`)."""
+    mixture of the documents (one CAVI run after ``START_SWEEPS`` Gibbs sweeps; every entry
+    positive). ``fit(model, X)`` fits it (by default ``model.fit(X)``; on a cluster,
+    :func:`mixbayes.distributed.fit`).
+
+    A start needs the clusters roughly, not the mixture's best ELBO: on 20 Newsgroups' train
+    split (K = 20, seeds 0 and 1) five sweeps against the mixture's automatic warm-up gave
+    48.3 and 45.8 s against 52.5 and 93.1 s (140 and 121 iterations against 137 and 250),
+    held-out completion log-likelihood -8.0790 and -8.0864 a word against -8.0796 and -8.0871,
+    NPMI 0.286 and 0.284 against 0.282 and 0.282 (the log posterior 1,048 nats higher at seed
+    0, 6,892 lower at seed 1); no sweeps at all stopped lower (-8.0901, NPMI 0.261).
+    """
     from ..mixture.dmm import DirichletMultinomialMixture
 
-    model = DirichletMultinomialMixture(n_components, n_init=1, random_state=random_state)
+    model = DirichletMultinomialMixture(n_components, n_init=1, init_sweeps=START_SWEEPS,
+                                        random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if fit is None:
