@@ -450,6 +450,29 @@ def test_evidence_and_dispersion_equal_their_formulas_by_hand():
     assert got.p_value == pytest.approx(chi2.sf(pearson, df), rel=1e-8)
 
 
+def test_dispersion_cells_in_blocks_equal_the_dense_sums():
+    """The document share's dense part (every n x p cell, a block of documents at a time, one
+    fused pass over a reused buffer) against the dense sums by hand: 37 documents in blocks of
+    5 (a ragged last block), 8, and one block; the other entries of the share unchanged."""
+    corpus, _ = mb.datasets.make_topic_corpus(37, 300, 4, 30, topic_concentration=0.1,
+                                              random_state=2)
+    X = corpus.counts[:, corpus.counts.getnnz(axis=0) > 0]
+    X = X[X.getnnz(axis=1) > 0]
+    model = TopicModel(4, tol=1e-6).fit(X)
+    counts, theta, omega = evidence._training_problem(model, X)
+    Xd = X.toarray()
+    m = Xd.sum(axis=1, keepdims=True)
+    q = omega @ theta.T
+    pearson = np.sum((Xd - m * q) ** 2 / (m * q * (1 - q)))
+    cells = np.sum(m * q > 0.01)
+    assert 0 < cells < q.size  # the count is not trivially all or none of the cells
+    shares = [evidence.document_share(counts, theta, omega, 0.25, block=b) for b in (5, 8, 128)]
+    for share in shares:
+        assert share[4] == pytest.approx(pearson, rel=1e-11)
+        assert share[5] == cells
+        np.testing.assert_array_equal(share[:4], shares[-1][:4])
+
+
 # ------------------------------------------------------------------ choosing K
 @pytest.mark.slow  # a K = 5..15 scan on five corpora
 def test_reference_recipe_selects_near_ten():
