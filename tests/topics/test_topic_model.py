@@ -502,6 +502,29 @@ def test_evidence_and_dispersion_equal_their_formulas_by_hand():
     assert got.p_value == pytest.approx(chi2.sf(pearson, df), rel=1e-8)
 
 
+def test_dispersion_cells_in_blocks_equal_the_dense_sums():
+    """The document share's dense part (every n x p cell, a block of documents at a time, one
+    fused pass over a reused buffer) against the dense sums by hand: 37 documents in blocks of
+    5 (a ragged last block), 8, and one block; the other entries of the share unchanged."""
+    corpus, _ = mb.datasets.make_topic_corpus(37, 300, 4, 30, topic_concentration=0.1,
+                                              random_state=2)
+    X = corpus.counts[:, corpus.counts.getnnz(axis=0) > 0]
+    X = X[X.getnnz(axis=1) > 0]
+    model = TopicModel(4, tol=1e-6).fit(X)
+    counts, theta, omega = evidence._training_problem(model, X)
+    Xd = X.toarray()
+    m = Xd.sum(axis=1, keepdims=True)
+    q = omega @ theta.T
+    pearson = np.sum((Xd - m * q) ** 2 / (m * q * (1 - q)))
+    cells = np.sum(m * q > 0.01)
+    assert 0 < cells < q.size  # the count is not trivially all or none of the cells
+    shares = [evidence.document_share(counts, theta, omega, 0.25, block=b) for b in (5, 8, 128)]
+    for share in shares:
+        assert share[4] == pytest.approx(pearson, rel=1e-11)
+        assert share[5] == cells
+        np.testing.assert_array_equal(share[:4], shares[-1][:4])
+
+
 # ------------------------------------------------------------------ choosing K
 @pytest.mark.slow  # a K = 5..15 scan on five corpora
 def test_reference_recipe_selects_near_ten():
@@ -533,14 +556,18 @@ def test_dispersion_names_the_smaller_k_when_the_bayes_factor_overshoots():
     assert "residual dispersion first fits at K = 4" in str(selection)
 
 
-@pytest.mark.slow  # the document's study on five corpora (ten cost the suite 15 s more)
+@pytest.mark.slow  # the document's study on ten corpora (about 2 s of CPU each)
 def test_document_study_selects_ten_with_unit_dispersion():
-    """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 4 of 5 seeds (maptpx: 5 of 5);
-    dispersion > 1 below 10 and within 10% of 1 from 10 on; the dispersion's K is 10 too.
+    """Document 3, §5.1: n=500, p=1000, K=10, M=200; K=10 in >= 8 of 10 seeds (maptpx: 5 of
+    5); dispersion > 1 below 10 and within 10% of 1 from 10 on; the dispersion's K is 10 too.
     Candidates 9-11, the truth's neighbours (8-12 cost the suite 17 s more; K = 12 has not
-    been picked on these seeds)."""
+    been picked on these seeds). Measured: the log Bayes factor's K is 10 on 8 seeds and the
+    dispersion's on 8 (9 and 9 with weight solves to tolerance in every iteration: at seed
+    103 the one-step rule's K = 10 fit stops at a MAP 6,000 nats lower, a local optimum; on
+    seeds 105-109 the two rules choose alike). Five seeds (100-104) at >= 4 of 5 had no margin
+    under either rule."""
     chosen, by_dispersion = [], []
-    for seed in range(5):
+    for seed in range(10):
         corpus, _ = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=100 + seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -552,8 +579,8 @@ def test_document_study_selects_ten_with_unit_dispersion():
                 assert row["dispersion"] > 1
             else:
                 assert abs(row["dispersion"] - 1) < 0.1
-    assert sum(k == 10 for k in chosen) >= 4, chosen
-    assert sum(k == 10 for k in by_dispersion) >= 4, by_dispersion
+    assert sum(k == 10 for k in chosen) >= 8, chosen
+    assert sum(k == 10 for k in by_dispersion) >= 8, by_dispersion
 
 
 # ------------------------------------------------------------------ persistence and the CLI
@@ -635,7 +662,7 @@ def test_default_stopping_rule_is_per_word():
 
 def test_select_n_topics_default_fits_stop_closer_to_the_mode():
     """select_n_topics' default fits stop at 3e-6 nats per word (the evidence reads the mode's
-    curvature), warm-started after the first K."""
+    curvature)."""
     from mixbayes.topics.selection import SELECTION_TOL
 
     corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=1)
@@ -645,3 +672,45 @@ def test_select_n_topics_default_fits_stop_closer_to_the_mode():
     words = corpus.counts.sum()
     gains = np.diff(selection.best_model.log_posterior_trace_)
     assert gains[-1] <= SELECTION_TOL * words
+
+
+def test_select_n_topics_fits_every_k_as_a_fit_of_its_own():
+    """By default every K of the scan is fitted from the estimator's own start, so each row is
+    the fit ``TopicModel(K, tol=SELECTION_TOL).fit(X)`` and its evidence, to rounding."""
+    from mixbayes.topics.selection import SELECTION_TOL
+
+    corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=1)
+    X = corpus.counts
+    selection = mb.select_n_topics(X, range(2, 5), scan_all=True, verbose=0)
+    for row in selection.table:
+        own = TopicModel(row["k"], tol=SELECTION_TOL).fit(X)
+        assert row["n_iter"] == own.n_iter_
+        assert row["log_posterior"] == pytest.approx(own.log_posterior_, rel=1e-12)
+        assert row["log_bayes_factor"] == pytest.approx(
+            evidence.topic_evidence(own, X).log_bayes_factor, rel=1e-10)
+        if row["k"] == selection.best_k:
+            np.testing.assert_allclose(selection.best_model.topics_, own.topics_, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_warm_start_reaches_the_cold_optimum_at_the_true_k(seed):
+    """warm_start=True (the reference's residual topics grown from K - 1) and the default own
+    start reach the same mode at the true K = 3: log posteriors within 1e-5 nats per word
+    (measured 4.6e-6 and 2.9e-6; the fits stop at a gain of 3e-6 per iteration), topics within
+    2e-3 after matching (Hungarian on L1 distance; measured 4.0e-4 and 1.1e-3). Above the true K the two land in different
+    modes (measured at K = 4, 5), and on 20 Newsgroups the warm one in lower modes."""
+    from scipy.optimize import linear_sum_assignment
+
+    corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=seed)
+    X = corpus.counts
+    words = X.sum()
+    warm = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0, warm_start=True)
+    cold = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0)
+    assert [row["k"] for row in warm.table] == [2, 3]
+    assert abs(warm.table[1]["log_posterior"] - cold.table[1]["log_posterior"]) / words < 1e-5
+    assert warm.table[0]["log_posterior"] == cold.table[0]["log_posterior"]  # K = 2: no warm
+    a, b = warm.best_model.topics_, cold.best_model.topics_
+    assert warm.best_k == cold.best_k == 3
+    cost = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
+    rows, cols = linear_sum_assignment(cost)
+    assert np.abs(a[rows] - b[cols]).max() < 2e-3

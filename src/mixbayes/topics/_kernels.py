@@ -470,6 +470,24 @@ def _weight_block_log_determinants(indptr, indices, data, q, theta_PK, omega_NK,
         out_N[i] = _log_determinant(H, K - 1)
 
 
+def _dense_cells(Q_BP, lengths_B, sums_B, counts_B):
+    r"""The dispersion's dense part over a block of documents' cells: for every row ``i`` of
+    the word probabilities ``Q_BP`` (lengths ``lengths_B``), :math:`\sum_j m_iq_{ij}/(1-q_{ij})`
+    into ``sums_B`` and :math:`\#\{j: m_iq_{ij} > 0.01\}` into ``counts_B``, in one pass and
+    without temporaries (each row summed in order)."""
+    for i in prange(Q_BP.shape[0]):
+        m = lengths_B[i]
+        total = 0.0
+        above = 0
+        for j in range(Q_BP.shape[1]):
+            mq = m * Q_BP[i, j]
+            total += mq / (1.0 - Q_BP[i, j])
+            if mq > 0.01:
+                above += 1
+        sums_B[i] = total
+        counts_B[i] = above
+
+
 # The fit loop's kernels: a serial and a parallel build each, the parallel one from
 # _kernel_tools._PARALLEL_FROM multiply-adds (the families' policy: a spinning parallel region
 # stalls beside busy processes, and costs more than a small corpus's whole pass). The weight
@@ -534,6 +552,7 @@ topic_block_grams = _by_work(
     int(col_indptr[lo + out.shape[0]] - col_indptr[lo]) * omega.shape[1] ** 2)
 gram_log_determinants = _by_work(
     _gram_log_determinants, lambda grams, theta, alpha, out: grams.size * grams.shape[1])
+dense_cells = _by_work(_dense_cells, lambda Q, lengths, sums, counts: 4 * Q.size)
 weight_block_log_determinants = _by_work(
     _weight_block_log_determinants,
     lambda indptr, indices, data, q, theta, omega, c, out:
