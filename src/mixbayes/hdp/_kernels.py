@@ -982,3 +982,79 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
             _rising_inverses(reciprocals, k, totals[k], Wa)
             _shift_smoothing(smoothing, reciprocals, k, beta[k], 1.0)
     return beta, n_dishes, tail, (totals, smoothing, nz_ptr, nz_len, nz_dish, nz_count)
+
+
+@njit(cache=True)
+def seating_log_prior(group_ptr, counts, table_dish, alpha0, gamma0):
+    r"""The franchise's log partition probability of the seating (``counts[j, t]`` customers,
+    ``table_dish[j, t]`` dishes): :math:`\sum_j [T_j\log\alpha_0 + \log\Gamma(\alpha_0) -
+    \log\Gamma(\alpha_0 + n_j) + \sum_t \log\Gamma(n_{jt})] + K\log\gamma_0 +
+    \log\Gamma(\gamma_0) - \log\Gamma(\gamma_0 + m) + \sum_k \log\Gamma(m_k)`."""
+    J, width = counts.shape
+    log_alpha, gamma_alpha = math.log(alpha0), math.lgamma(alpha0)
+    value = 0.0
+    top = -1
+    for j in range(J):
+        T = 0
+        for t in range(width):
+            if counts[j, t] > 0:
+                T += 1
+                value += math.lgamma(counts[j, t])
+                top = max(top, table_dish[j, t])
+        value += T * log_alpha + gamma_alpha - math.lgamma(alpha0 + group_ptr[j + 1]
+                                                           - group_ptr[j])
+    m = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                m[table_dish[j, t]] += 1
+    K, total = 0, 0
+    for k in range(top + 1):
+        if m[k] > 0:
+            K += 1
+            total += m[k]
+            value += math.lgamma(m[k])
+    return value + K * math.log(gamma0) + math.lgamma(gamma0) - math.lgamma(gamma0 + total)
+
+
+@njit(cache=True)
+def marginal_likelihood_tokens(labels, rows, n_words, a):
+    r""":math:`\sum_k \log p(y_{(k)})` of tokens, the atoms :math:`\mathrm{Dir}(a)`
+    integrated out: :math:`\log\Gamma(Wa) - \log\Gamma(Wa + n_k) + \sum_w [\log\Gamma(a +
+    n_{kw}) - \log\Gamma(a)]` over the labels used, each label's tokens counted per word in
+    one scratch row (no label x word table)."""
+    N = labels.shape[0]
+    W = n_words
+    K = 0
+    for i in range(N):
+        K = max(K, labels[i] + 1)
+    if K > 2 * N:  # sparse labels: group the tokens by sorting
+        order = np.argsort(labels)
+    else:  # by counting
+        ptr = np.zeros(K + 1, dtype=np.int64)
+        for i in range(N):
+            ptr[labels[i] + 1] += 1
+        for k in range(K):
+            ptr[k + 1] += ptr[k]
+        order = np.empty(N, dtype=np.int64)
+        for i in range(N):
+            order[ptr[labels[i]]] = i
+            ptr[labels[i]] += 1
+    scratch = np.zeros(W, dtype=np.int64)
+    Wa = W * a
+    gamma_Wa, gamma_a = math.lgamma(Wa), math.lgamma(a)
+    value = 0.0
+    start = 0
+    while start < N:
+        stop = start
+        while stop < N and labels[order[stop]] == labels[order[start]]:
+            scratch[rows[order[stop]]] += 1
+            stop += 1
+        value += gamma_Wa - math.lgamma(Wa + (stop - start))
+        for s in range(start, stop):
+            w = rows[order[s]]
+            if scratch[w] > 0:
+                value += math.lgamma(a + scratch[w]) - gamma_a
+                scratch[w] = 0
+        start = stop
+    return value

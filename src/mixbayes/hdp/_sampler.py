@@ -346,16 +346,13 @@ def log_joint(data, state, gamma0, alpha0, counts=None, dishes=None):
     if counts is None:
         counts = _kernels.table_counts(data.group_ptr, state.table_of,
                                        state.table_dish.shape[1], work=_work(data))
-    occupied = counts > 0
-    n_j = np.diff(data.group_ptr)
-    T_j = occupied.sum(axis=1)
-    value = float((T_j * np.log(alpha0) + gammaln(alpha0) - gammaln(alpha0 + n_j)).sum()
-                  + gammaln(counts[occupied]).sum())
-    m = np.bincount(state.table_dish[occupied])
-    m = m[m > 0]
-    value += (m.size * np.log(gamma0) + gammaln(gamma0) - gammaln(gamma0 + m.sum())
-              + gammaln(m).sum())
-    return value + marginal_likelihood(data, state.dish_of(data) if dishes is None else dishes)
+    value = _kernels.seating_log_prior(data.group_ptr, counts, state.table_dish, float(alpha0),
+                                       float(gamma0))
+    dishes = state.dish_of(data) if dishes is None else dishes
+    if data.kernel == CATEGORICAL:
+        return value + _kernels.marginal_likelihood_tokens(dishes, data.rows, data.n_words,
+                                                           float(data.word_prior))
+    return value + marginal_likelihood(data, dishes)
 
 
 def compact(labels):
