@@ -114,8 +114,7 @@ class _DishSticks:
 def _by_weight(beta):
     """The dish weights in decreasing order and the dishes in that order (ties by label): the
     dishes above a slice are a prefix of it."""
-    order = np.argsort(-beta, kind="stable")
-    return beta[order], order
+    return _kernels.by_weight(beta)
 
 
 def _uniforms_at(mask, rng):
@@ -234,17 +233,13 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         occupied = counts > 0
 
     # 1. dish sticks given the occupied tables' dishes, then their slices
-    dishes = state.table_dish[occupied]
-    m = np.bincount(dishes)
-    m_after = np.concatenate([np.cumsum(m[::-1])[::-1][1:], [0]])
-    beta, tail = _stick_weights(rng.beta(m + 1.0, m_after + gamma0))
+    a, b, n_occupied = _kernels.dish_stick_parameters(counts, state.table_dish, gamma0)
+    beta, tail = _kernels.stick_weights(rng.beta(a, b))
     if collapsed:
         beta, tail = _collapsed_dishes(data, state, beta, tail, gamma0, rng)
-        dishes = state.table_dish[occupied]
     sticks = _DishSticks(beta, tail, gamma0, rng)
-    dish_slice = np.full(occupied.shape, np.inf)
-    dish_slice[occupied] = rng.random(dishes.size) * beta[dishes]
-    lowest = dish_slice.min()
+    dish_slice, lowest = _kernels.dish_slices(counts, state.table_dish, beta,
+                                              rng.random(n_occupied))
     sticks.extend_until(lambda s: s.tail < lowest)
 
     # 2. atoms, and 3. the dishes of the occupied tables (left out after the collapsed dish
@@ -262,47 +257,36 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
                            _uniforms_at(occupied, rng), work=work)
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
-    last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
-    first = np.concatenate([[0], np.cumsum(last)])
-    a, b = np.empty(first[-1]), np.empty(first[-1])
-    _kernels.stick_parameters(counts, last, first, alpha0, a, b, work=work)
+    last, first, a, b = _kernels.table_stick_parameters(counts, alpha0)
     weights, group_tail = np.empty(counts.shape), np.empty(J)
     table_slice, lowest_u = np.empty(data.n_observations), np.empty(J)
     _kernels.table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
                           rng.random(data.n_observations), weights, group_tail,
                           table_slice, lowest_u, work=work)
     n_tables = last.copy()
-    need = np.flatnonzero(group_tail >= lowest_u)
+    need, widest = _kernels.groups_short_of(group_tail, lowest_u, np.arange(J), n_tables)
     while need.size:
-        if n_tables[need].max() >= weights.shape[1]:
+        if widest >= weights.shape[1]:
             width = int(weights.shape[1] * 1.5) + 1
             weights = _grow(weights, width, 0.0)
             state.table_dish = _grow(state.table_dish, width, -1)
-        stick = rng.beta(1.0, alpha0, size=need.size)
-        weights[need, n_tables[need]] = group_tail[need] * stick
-        group_tail[need] *= 1.0 - stick
-        n_tables[need] += 1
-        need = need[group_tail[need] >= lowest_u[need]]
+        _kernels.break_table_sticks(need, rng.beta(1.0, alpha0, size=need.size), weights,
+                                    group_tail, n_tables)
+        need, widest = _kernels.groups_short_of(group_tail, lowest_u, need, n_tables)
 
     # 5. dishes of the reachable empty tables from beta, then every customer's table
-    reachable = np.arange(weights.shape[1])[None, :] < n_tables[:, None]
-    empty = reachable & (state.table_dish < 0)
-    draws = rng.random(int(empty.sum()))
+    empty, n_empty = _kernels.empty_reachable(state.table_dish, n_tables)
+    draws = rng.random(n_empty)
     if draws.size:
         top = draws.max()
         sticks.extend_until(lambda s: 1.0 - s.tail > top)
-        state.table_dish[empty] = np.minimum(
-            np.searchsorted(np.cumsum(sticks.array), draws, side="right"), len(sticks.beta) - 1)
+        _kernels.dishes_from_beta(state.table_dish, empty, sticks.array, draws)
         atoms.extend(len(sticks.beta), rng)
     if informed:
         # keep each empty table's dish slice, forget its dish, and let the customers choose
-        slices = np.full(weights.shape, np.inf)
-        slices[:, : dish_slice.shape[1]] = dish_slice
-        beta = sticks.array
-        slices[empty] = rng.random(int(empty.sum())) * beta[state.table_dish[empty]]
-        state.table_dish[empty] = -1
-        if empty.any():
-            lowest = slices[empty].min()
+        slices, lowest = _kernels.empty_table_slices(state.table_dish, empty, dish_slice,
+                                                     sticks.array, rng.random(n_empty))
+        if n_empty:
             sticks.extend_until(lambda s: s.tail < lowest)
             atoms.extend(len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
