@@ -1246,3 +1246,114 @@ def by_weight(beta):
     (``np.argsort(-beta, kind="stable")``)."""
     order = np.argsort(-beta, kind="mergesort")
     return beta[order], order
+
+
+@njit(cache=True)
+def forget_empty(table_dish, counts):
+    """The dishes of the tables nobody sits at forgotten (-1), in place."""
+    J, width = counts.shape
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] == 0:
+                table_dish[j, t] = -1
+
+
+@njit(cache=True)
+def compact_dishes(table_dish):
+    """The dish labels of the occupied tables (``>= 0``) renumbered 0, 1, ... in order, in
+    place (``_sampler.compact``)."""
+    J, width = table_dish.shape
+    top = -1
+    for j in range(J):
+        for t in range(width):
+            top = max(top, table_dish[j, t])
+    new = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                new[table_dish[j, t]] = 1
+    running = -1
+    for k in range(top + 1):
+        running += new[k]
+        new[k] = running
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                table_dish[j, t] = new[table_dish[j, t]]
+
+
+@njit(cache=True)
+def label_sizes(counts, table_dish):
+    """Occupied tables per dish label (``np.bincount`` long) and every group's offset into the
+    table relabelling's uniforms (two per occupied table)."""
+    J, width = counts.shape
+    top = -1
+    first = np.zeros(J + 1, dtype=np.int64)
+    for j in range(J):
+        n = 0
+        for t in range(width):
+            if counts[j, t] > 0:
+                top = max(top, table_dish[j, t])
+                n += 1
+        first[j + 1] = first[j] + 2 * n
+    m = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                m[table_dish[j, t]] += 1
+    return m, first
+
+
+@njit(cache=True)
+def relabel_dishes(counts, table_dish, new_dish):
+    """The occupied tables' dishes through ``new_dish``, in place."""
+    J, width = counts.shape
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                table_dish[j, t] = new_dish[table_dish[j, t]]
+
+
+@njit(cache=True)
+def seating_size(counts, table_dish):
+    """Dishes and tables in use."""
+    J, width = counts.shape
+    top = -1
+    tables = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                top = max(top, table_dish[j, t])
+                tables += 1
+    seen = np.zeros(top + 1, dtype=np.bool_)
+    dishes = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0 and not seen[table_dish[j, t]]:
+                seen[table_dish[j, t]] = True
+                dishes += 1
+    return dishes, tables
+
+
+@njit(cache=True)
+def group_majority(group_ptr, labels):
+    """Every group's most frequent label, a tie to the tied label that occurs first in the
+    group (:func:`mixbayes.partition.majority_labels` for groups of consecutive items)."""
+    J = group_ptr.shape[0] - 1
+    K = 1
+    for i in range(labels.shape[0]):
+        K = max(K, labels[i] + 1)
+    tally = np.zeros(K, dtype=np.int64)
+    out = np.zeros(J, dtype=np.int64)
+    for j in range(J):
+        most = 0
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            tally[labels[i]] += 1
+            most = max(most, tally[labels[i]])
+        for i in range(group_ptr[j], group_ptr[j + 1]):  # the first item of a top label
+            if tally[labels[i]] == most:
+                out[j] = labels[i]
+                break
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            tally[labels[i]] = 0
+    return out

@@ -171,8 +171,7 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
     """The franchise's collapsed Gibbs pass over every customer
     (:func:`~mixbayes.hdp._moves.crf_gibbs_pass`), dish labels compacted first (the pass
     weighs every label)."""
-    occupied = state.table_dish >= 0
-    state.table_dish[occupied] = compact(state.table_dish[occupied])
+    _kernels.compact_dishes(state.table_dish)
     if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
         state.table_dish, _ = _moves.crf_gibbs_pass_tokens(
             data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
@@ -189,14 +188,12 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
 def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
     """Dish labels and every group's table labels redrawn from their exact conditional given
     the partitions (:func:`~mixbayes.hdp._moves.stick_labels`), in place in ``state``."""
-    occupied = counts > 0
-    m = np.bincount(state.table_dish[occupied])
+    m, first = _kernels.label_sizes(counts, state.table_dish)
     new_dish, _ = _moves.stick_labels(m, gamma0, rng.random(2 * m.size))
-    state.table_dish[occupied] = new_dish[state.table_dish[occupied]]
+    _kernels.relabel_dishes(counts, state.table_dish, new_dish)
     J, width = counts.shape
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
-    first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
     _moves.relabel_tables(data.group_ptr, counts, alpha0, rng.random(first[-1]), first,
                           new_table, spans, work=_work(data))
     relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
@@ -220,8 +217,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     work = _work(data)
 
     counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
-    occupied = counts > 0
-    state.table_dish[~occupied] = -1
+    _kernels.forget_empty(state.table_dish, counts)
     if crf:
         _crf_pass(data, state, gamma0, alpha0, rng)
         counts = _kernels.table_counts(data.group_ptr, state.table_of,
@@ -230,7 +226,6 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         _redraw_labels(data, state, counts, gamma0, alpha0, rng)
         slots = state.table_dish.shape[1]
         counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
-        occupied = counts > 0
 
     # 1. dish sticks given the occupied tables' dishes, then their slices
     a, b, n_occupied = _kernels.dish_stick_parameters(counts, state.table_dish, gamma0)
@@ -254,7 +249,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         atoms.reveal_for_dish_step(state.table_of, dish_slice, sorted_beta, by_weight, rng)
         _kernels.dish_step(data.group_ptr, state.table_of, data.rows, atoms.table,
                            state.table_dish, counts, dish_slice, sorted_beta, by_weight,
-                           _uniforms_at(occupied, rng), work=work)
+                           _uniforms_at(counts > 0, rng), work=work)
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
     last, first, a, b = _kernels.table_stick_parameters(counts, alpha0)
