@@ -72,10 +72,29 @@ def _used_pairs(dish_of, rows, W, K, capacity, alpha):
     ``count + alpha``, every dish's words still hidden (``capacity`` of them, W from K on) and
     ``hidden * alpha`` of the dishes below K that have some."""
     N = dish_of.shape[0]
-    keys = np.empty(N, dtype=np.int64)
+    # the keys sorted by two counting passes (by word, then stably by dish): O(N + W + K)
+    top = 0
     for i in range(N):
-        keys[i] = dish_of[i] * W + rows[i]
-    keys.sort()
+        top = max(top, dish_of[i] + 1)
+    fill = np.zeros(W + 1, dtype=np.int64)
+    for i in range(N):
+        fill[rows[i] + 1] += 1
+    for w in range(W):
+        fill[w + 1] += fill[w]
+    by_word = np.empty(N, dtype=np.int64)
+    for i in range(N):
+        by_word[fill[rows[i]]] = i
+        fill[rows[i]] += 1
+    fill = np.zeros(top + 1, dtype=np.int64)
+    for i in range(N):
+        fill[dish_of[i] + 1] += 1
+    for k in range(top):
+        fill[k + 1] += fill[k]
+    keys = np.empty(N, dtype=np.int64)
+    for c in range(N):
+        i = by_word[c]
+        keys[fill[dish_of[i]]] = dish_of[i] * W + rows[i]
+        fill[dish_of[i]] += 1
     n = 0
     for i in range(N):
         if i == 0 or keys[i] != keys[i - 1]:

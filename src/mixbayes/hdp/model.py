@@ -33,7 +33,7 @@ from .._validation import (
 from ..diagnostics import effective_sample_size, geweke_z, split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.gaussian import column_variances, data_scale
-from ..partition import majority_labels, point_labels
+from ..partition import point_labels
 from . import _kernels, _sampler
 from ._concentrations import check_gamma_prior, resample_concentrations
 from ._word_prior import resample_word_prior, word_count_histograms
