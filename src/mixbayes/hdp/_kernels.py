@@ -982,3 +982,378 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
             _rising_inverses(reciprocals, k, totals[k], Wa)
             _shift_smoothing(smoothing, reciprocals, k, beta[k], 1.0)
     return beta, n_dishes, tail, (totals, smoothing, nz_ptr, nz_len, nz_dish, nz_count)
+
+
+@njit(cache=True)
+def seating_log_prior(group_ptr, counts, table_dish, alpha0, gamma0):
+    r"""The franchise's log partition probability of the seating (``counts[j, t]`` customers,
+    ``table_dish[j, t]`` dishes): :math:`\sum_j [T_j\log\alpha_0 + \log\Gamma(\alpha_0) -
+    \log\Gamma(\alpha_0 + n_j) + \sum_t \log\Gamma(n_{jt})] + K\log\gamma_0 +
+    \log\Gamma(\gamma_0) - \log\Gamma(\gamma_0 + m) + \sum_k \log\Gamma(m_k)`."""
+    J, width = counts.shape
+    log_alpha, gamma_alpha = math.log(alpha0), math.lgamma(alpha0)
+    value = 0.0
+    top = -1
+    for j in range(J):
+        T = 0
+        for t in range(width):
+            if counts[j, t] > 0:
+                T += 1
+                value += math.lgamma(counts[j, t])
+                top = max(top, table_dish[j, t])
+        value += T * log_alpha + gamma_alpha - math.lgamma(alpha0 + group_ptr[j + 1]
+                                                           - group_ptr[j])
+    m = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                m[table_dish[j, t]] += 1
+    K, total = 0, 0
+    for k in range(top + 1):
+        if m[k] > 0:
+            K += 1
+            total += m[k]
+            value += math.lgamma(m[k])
+    return value + K * math.log(gamma0) + math.lgamma(gamma0) - math.lgamma(gamma0 + total)
+
+
+@njit(cache=True)
+def marginal_likelihood_tokens(labels, rows, n_words, a):
+    r""":math:`\sum_k \log p(y_{(k)})` of tokens, the atoms :math:`\mathrm{Dir}(a)`
+    integrated out: :math:`\log\Gamma(Wa) - \log\Gamma(Wa + n_k) + \sum_w [\log\Gamma(a +
+    n_{kw}) - \log\Gamma(a)]` over the labels used, each label's tokens counted per word in
+    one scratch row (no label x word table)."""
+    N = labels.shape[0]
+    W = n_words
+    K = 0
+    for i in range(N):
+        K = max(K, labels[i] + 1)
+    if K > 2 * N:  # sparse labels: group the tokens by sorting
+        order = np.argsort(labels)
+    else:  # by counting
+        ptr = np.zeros(K + 1, dtype=np.int64)
+        for i in range(N):
+            ptr[labels[i] + 1] += 1
+        for k in range(K):
+            ptr[k + 1] += ptr[k]
+        order = np.empty(N, dtype=np.int64)
+        for i in range(N):
+            order[ptr[labels[i]]] = i
+            ptr[labels[i]] += 1
+    scratch = np.zeros(W, dtype=np.int64)
+    Wa = W * a
+    gamma_Wa, gamma_a = math.lgamma(Wa), math.lgamma(a)
+    value = 0.0
+    start = 0
+    while start < N:
+        stop = start
+        while stop < N and labels[order[stop]] == labels[order[start]]:
+            scratch[rows[order[stop]]] += 1
+            stop += 1
+        value += gamma_Wa - math.lgamma(Wa + (stop - start))
+        for s in range(start, stop):
+            w = rows[order[s]]
+            if scratch[w] > 0:
+                value += math.lgamma(a + scratch[w]) - gamma_a
+                scratch[w] = 0
+        start = stop
+    return value
+
+
+# ---------------------------------------------------------------------- the sweep's glue
+# Small serial kernels for what were chains of numpy calls in the sweep: on a short text's
+# tiny problems each numpy call's overhead was the cost. Each computes what the numpy chain did,
+# in the same order, so the random draws fed to it and the chain are unchanged.
+
+
+@njit(cache=True)
+def dish_stick_parameters(counts, table_dish, gamma0):
+    r"""Beta parameters of the dish sticks, :math:`m_k + 1` and :math:`m_{>k} + \gamma_0`
+    (``m`` the occupied tables per dish, ``np.bincount`` long), and the number of occupied
+    tables."""
+    J, width = counts.shape
+    top = -1
+    n = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                top = max(top, table_dish[j, t])
+                n += 1
+    m = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                m[table_dish[j, t]] += 1
+    a = np.empty(top + 1)
+    b = np.empty(top + 1)
+    after = 0
+    for k in range(top, -1, -1):
+        a[k] = m[k] + 1.0
+        b[k] = after + gamma0
+        after += m[k]
+    return a, b, n
+
+
+@njit(cache=True)
+def stick_weights(sticks):
+    """:math:`F(x)` of one row of sticks and the unbroken mass after the last
+    (``_sampler._stick_weights`` for a vector)."""
+    weights = np.empty(sticks.shape[0])
+    remaining = 1.0
+    for k in range(sticks.shape[0]):
+        weights[k] = sticks[k] * remaining
+        remaining *= 1.0 - sticks[k]
+    return weights, remaining
+
+
+@njit(cache=True)
+def dish_slices(counts, table_dish, beta, uniforms):
+    """Every occupied table's dish slice ``uniforms[c] * beta[dish]`` (the occupied tables in
+    row-major order, inf elsewhere) and the least of them."""
+    J, width = counts.shape
+    dish_slice = np.full((J, width), np.inf)
+    lowest = np.inf
+    c = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                dish_slice[j, t] = uniforms[c] * beta[table_dish[j, t]]
+                lowest = min(lowest, dish_slice[j, t])
+                c += 1
+    return dish_slice, lowest
+
+
+@njit(cache=True)
+def table_stick_parameters(counts, concentration):
+    r"""Every group's tables up to its last occupied one (``last``), their flat offsets
+    (``first``) and Beta parameters :math:`1 + n_{jt}`, :math:`\alpha_0 + n_{j,>t}`
+    (:func:`_stick_parameters`, serially)."""
+    J, width = counts.shape
+    last = np.zeros(J, dtype=np.int64)
+    for j in range(J):
+        for t in range(width - 1, -1, -1):
+            if counts[j, t] > 0:
+                last[j] = t + 1
+                break
+    first = np.zeros(J + 1, dtype=np.int64)
+    for j in range(J):
+        first[j + 1] = first[j] + last[j]
+    a = np.empty(first[J])
+    b = np.empty(first[J])
+    for j in range(J):
+        after = 0.0
+        for t in range(last[j] - 1, -1, -1):
+            a[first[j] + t] = 1.0 + counts[j, t]
+            b[first[j] + t] = concentration + after
+            after += counts[j, t]
+    return last, first, a, b
+
+
+@njit(cache=True)
+def groups_short_of(group_tail, lowest, need, n_tables):
+    """The groups of ``need`` (all groups when it is empty... given as -1) whose unbroken mass
+    is still at least their least slice, and the most tables any of them has."""
+    n = 0
+    for c in range(need.shape[0]):
+        if group_tail[need[c]] >= lowest[need[c]]:
+            n += 1
+    out = np.empty(n, dtype=np.int64)
+    widest = -1
+    n = 0
+    for c in range(need.shape[0]):
+        j = need[c]
+        if group_tail[j] >= lowest[j]:
+            out[n] = j
+            widest = max(widest, n_tables[j])
+            n += 1
+    return out, widest
+
+
+@njit(cache=True)
+def break_table_sticks(need, sticks, weights, group_tail, n_tables):
+    """One more table stick for every group of ``need``: its weight, the group's tail."""
+    for c in range(need.shape[0]):
+        j = need[c]
+        weights[j, n_tables[j]] = group_tail[j] * sticks[c]
+        group_tail[j] *= 1.0 - sticks[c]
+        n_tables[j] += 1
+
+
+@njit(cache=True)
+def empty_reachable(table_dish, n_tables):
+    """The instantiated empty tables (below ``n_tables[j]``, no dish) and their number."""
+    J, width = table_dish.shape
+    empty = np.zeros((J, width), dtype=np.bool_)
+    n = 0
+    for j in range(J):
+        for t in range(n_tables[j]):
+            if table_dish[j, t] < 0:
+                empty[j, t] = True
+                n += 1
+    return empty, n
+
+
+@njit(cache=True)
+def dishes_from_beta(table_dish, empty, beta, draws):
+    """The empty tables' dishes (row-major order) from uniform ``draws`` by the cumulative
+    weights (``np.searchsorted(np.cumsum(beta), draws, side="right")``, at most the last
+    dish)."""
+    K = beta.shape[0]
+    cumulative = np.empty(K)
+    running = 0.0
+    for k in range(K):
+        running += beta[k]
+        cumulative[k] = running
+    J, width = table_dish.shape
+    c = 0
+    for j in range(J):
+        for t in range(width):
+            if empty[j, t]:
+                low, high = 0, K
+                while low < high:
+                    middle = (low + high) // 2
+                    if cumulative[middle] <= draws[c]:
+                        low = middle + 1
+                    else:
+                        high = middle
+                table_dish[j, t] = min(low, K - 1)
+                c += 1
+
+
+@njit(cache=True)
+def empty_table_slices(table_dish, empty, dish_slice, beta, uniforms):
+    """The informed step's slices: the occupied tables' ``dish_slice``, the empty tables'
+    ``uniforms[c] * beta[dish]`` (row-major), inf elsewhere; the empty tables' dishes
+    forgotten (-1). Returns the slices and the least of the empty tables'."""
+    J, width = table_dish.shape
+    slices = np.full((J, width), np.inf)
+    slices[:, : dish_slice.shape[1]] = dish_slice
+    lowest = np.inf
+    c = 0
+    for j in range(J):
+        for t in range(width):
+            if empty[j, t]:
+                slices[j, t] = uniforms[c] * beta[table_dish[j, t]]
+                lowest = min(lowest, slices[j, t])
+                table_dish[j, t] = -1
+                c += 1
+    return slices, lowest
+
+
+@njit(cache=True)
+def by_weight(beta):
+    """The dish weights in decreasing order and the dishes in that order, ties by label
+    (``np.argsort(-beta, kind="stable")``)."""
+    order = np.argsort(-beta, kind="mergesort")
+    return beta[order], order
+
+
+@njit(cache=True)
+def forget_empty(table_dish, counts):
+    """The dishes of the tables nobody sits at forgotten (-1), in place."""
+    J, width = counts.shape
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] == 0:
+                table_dish[j, t] = -1
+
+
+@njit(cache=True)
+def compact_dishes(table_dish):
+    """The dish labels of the occupied tables (``>= 0``) renumbered 0, 1, ... in order, in
+    place (``_sampler.compact``)."""
+    J, width = table_dish.shape
+    top = -1
+    for j in range(J):
+        for t in range(width):
+            top = max(top, table_dish[j, t])
+    new = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                new[table_dish[j, t]] = 1
+    running = -1
+    for k in range(top + 1):
+        running += new[k]
+        new[k] = running
+    for j in range(J):
+        for t in range(width):
+            if table_dish[j, t] >= 0:
+                table_dish[j, t] = new[table_dish[j, t]]
+
+
+@njit(cache=True)
+def label_sizes(counts, table_dish):
+    """Occupied tables per dish label (``np.bincount`` long) and every group's offset into the
+    table relabelling's uniforms (two per occupied table)."""
+    J, width = counts.shape
+    top = -1
+    first = np.zeros(J + 1, dtype=np.int64)
+    for j in range(J):
+        n = 0
+        for t in range(width):
+            if counts[j, t] > 0:
+                top = max(top, table_dish[j, t])
+                n += 1
+        first[j + 1] = first[j] + 2 * n
+    m = np.zeros(top + 1, dtype=np.int64)
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                m[table_dish[j, t]] += 1
+    return m, first
+
+
+@njit(cache=True)
+def relabel_dishes(counts, table_dish, new_dish):
+    """The occupied tables' dishes through ``new_dish``, in place."""
+    J, width = counts.shape
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                table_dish[j, t] = new_dish[table_dish[j, t]]
+
+
+@njit(cache=True)
+def seating_size(counts, table_dish):
+    """Dishes and tables in use."""
+    J, width = counts.shape
+    top = -1
+    tables = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0:
+                top = max(top, table_dish[j, t])
+                tables += 1
+    seen = np.zeros(top + 1, dtype=np.bool_)
+    dishes = 0
+    for j in range(J):
+        for t in range(width):
+            if counts[j, t] > 0 and not seen[table_dish[j, t]]:
+                seen[table_dish[j, t]] = True
+                dishes += 1
+    return dishes, tables
+
+
+@njit(cache=True)
+def group_majority(group_ptr, labels):
+    """Every group's most frequent label, a tie to the tied label that occurs first in the
+    group (:func:`mixbayes.partition.majority_labels` for groups of consecutive items)."""
+    J = group_ptr.shape[0] - 1
+    K = 1
+    for i in range(labels.shape[0]):
+        K = max(K, labels[i] + 1)
+    tally = np.zeros(K, dtype=np.int64)
+    out = np.zeros(J, dtype=np.int64)
+    for j in range(J):
+        most = 0
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            tally[labels[i]] += 1
+            most = max(most, tally[labels[i]])
+        for i in range(group_ptr[j], group_ptr[j + 1]):  # the first item of a top label
+            if tally[labels[i]] == most:
+                out[j] = labels[i]
+                break
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            tally[labels[i]] = 0
+    return out

@@ -45,6 +45,9 @@ from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, loo
 from ._kernels import _count_at_least
 
 
+_NONE = np.zeros(0, dtype=np.int64)
+
+
 def _log_gamma_variates(shape, rng, size=None):
     """log of Gamma(shape) variates (any shape > 0) by Gamma(a) = Gamma(a + 1) U^(1/a): no
     underflow for tiny shapes (the dense draw's formula, numpy's generator). ``shape`` an
@@ -60,6 +63,81 @@ def _forget(loglik, likelihood, words, dishes):
     for c in range(words.shape[0]):
         loglik[words[c], dishes[c]] = np.nan
         likelihood[words[c], dishes[c]] = np.nan
+
+
+@njit(cache=True)
+def _used_pairs(dish_of, rows, W, K, capacity, alpha):
+    """The (dish, word) pairs with tokens, sorted by dish then word (``np.unique`` of
+    ``dish_of * W + rows``), and from them the Gamma shapes of the lazy draw: every used pair's
+    ``count + alpha``, every dish's words still hidden (``capacity`` of them, W from K on) and
+    ``hidden * alpha`` of the dishes below K that have some."""
+    N = dish_of.shape[0]
+    # the keys sorted by two counting passes (by word, then stably by dish): O(N + W + K)
+    top = 0
+    for i in range(N):
+        top = max(top, dish_of[i] + 1)
+    fill = np.zeros(W + 1, dtype=np.int64)
+    for i in range(N):
+        fill[rows[i] + 1] += 1
+    for w in range(W):
+        fill[w + 1] += fill[w]
+    by_word = np.empty(N, dtype=np.int64)
+    for i in range(N):
+        by_word[fill[rows[i]]] = i
+        fill[rows[i]] += 1
+    fill = np.zeros(top + 1, dtype=np.int64)
+    for i in range(N):
+        fill[dish_of[i] + 1] += 1
+    for k in range(top):
+        fill[k + 1] += fill[k]
+    keys = np.empty(N, dtype=np.int64)
+    for c in range(N):
+        i = by_word[c]
+        keys[fill[dish_of[i]]] = dish_of[i] * W + rows[i]
+        fill[dish_of[i]] += 1
+    n = 0
+    for i in range(N):
+        if i == 0 or keys[i] != keys[i - 1]:
+            n += 1
+    pair_dish = np.empty(n, dtype=np.int64)
+    pair_word = np.empty(n, dtype=np.int64)
+    used_shape = np.empty(n)
+    hidden = np.full(capacity, W, dtype=np.int64)
+    p = -1
+    for i in range(N):
+        if i == 0 or keys[i] != keys[i - 1]:
+            p += 1
+            pair_dish[p] = keys[i] // W
+            pair_word[p] = keys[i] % W
+            used_shape[p] = 0.0
+            hidden[pair_dish[p]] -= 1
+        used_shape[p] += 1.0
+    for q in range(n):
+        used_shape[q] += alpha
+    some = 0
+    for k in range(K):
+        if hidden[k] > 0:
+            some += 1
+    rest_shape = np.empty(some)
+    some = 0
+    for k in range(K):
+        if hidden[k] > 0:
+            rest_shape[some] = hidden[k] * alpha
+            some += 1
+    return pair_dish, pair_word, used_shape, hidden, rest_shape
+
+
+@njit(cache=True)
+def _scatter_rest(hidden, K, rest, at):
+    """``log_rest`` of K dishes: ``rest`` (in order) at the dishes with ``hidden > 0`` and,
+    unless ``at`` is empty, ``at[k] > 0``; -inf elsewhere."""
+    log_rest = np.full(K, -np.inf)
+    c = 0
+    for k in range(K):
+        if hidden[k] > 0 and (at.shape[0] == 0 or at[k] > 0):
+            log_rest[k] = rest[c]
+            c += 1
+    return log_rest
 
 
 @njit(cache=True)
@@ -106,6 +184,25 @@ def _mark(loglik, words, dishes):
             count += 1
             wanted[k] += 1
     return at_word[:count], at_dish[:count], wanted
+
+
+@njit(cache=True)
+def _mark_hidden(loglik, words, dishes, hidden, alpha):
+    """:func:`_mark`, and the hidden words left after the marked ones (``hidden - wanted``)
+    with the Gamma shapes ``left * alpha`` of the dishes that want some and have words left."""
+    at_word, at_dish, wanted = _mark(loglik, words, dishes)
+    left = hidden - wanted
+    n = 0
+    for k in range(left.shape[0]):
+        if wanted[k] > 0 and left[k] > 0:
+            n += 1
+    rest_shape = np.empty(n)
+    n = 0
+    for k in range(left.shape[0]):
+        if wanted[k] > 0 and left[k] > 0:
+            rest_shape[n] = left[k] * alpha
+            n += 1
+    return at_word, at_dish, wanted, left, rest_shape
 
 
 @njit(cache=True)
@@ -226,6 +323,20 @@ def customer_step_pairs(group_ptr, row_of, table_dish, table_weight, n_tables, t
     return words, dishes
 
 
+@njit(cache=True)
+def customer_step_marks(group_ptr, row_of, table_of, table_dish, table_weight, n_tables,
+                        table_slice, dish_slice, sorted_beta, by_weight, loglik, hidden, alpha):
+    """:func:`customer_step_needs`, its prefix pairs (:func:`_prefix_pairs`) then its
+    occupied tables' pairs, marked (:func:`_mark_hidden`): one call."""
+    reach_of_word, words, dishes = customer_step_needs(
+        group_ptr, row_of, table_of, table_dish, table_weight, n_tables, table_slice,
+        dish_slice, sorted_beta, loglik.shape[0])
+    prefix_words, prefix_dishes = _prefix_pairs(reach_of_word, by_weight)
+    all_words = np.concatenate((prefix_words, words))
+    all_dishes = np.concatenate((prefix_dishes, dishes))
+    return _mark_hidden(loglik, all_words, all_dishes, hidden, alpha)
+
+
 class Buffer:
     """The (W, capacity) tables of :class:`Atoms`, kept from sweep to sweep: NaN but where the
     last sweep wrote, which is reset entry by entry (a short text's atoms reveal a few percent
@@ -277,21 +388,15 @@ class Atoms:
         buffer.reset()
         buffer.grow(K)
         self.buffer = buffer
-        keys, counts = np.unique(dish_of * W + data.rows, return_counts=True)
-        pair_dish, pair_word = keys // W, keys % W
-        buffer.written.append((pair_word, pair_dish))
-        used = np.bincount(pair_dish, minlength=K)
-        hidden = W - used
         alpha = float(data.word_prior)
-        log_used = _log_gamma_variates(counts + alpha, rng)
-        log_rest = np.full(K, -np.inf)
-        some = hidden > 0
-        log_rest[some] = _log_gamma_variates(hidden[some] * alpha, rng)
+        # columns from K on: prior atoms with nothing revealed (what extend makes)
+        pair_dish, pair_word, used_shape, self._hidden, rest_shape = _used_pairs(
+            dish_of, data.rows, W, K, buffer.capacity, alpha)
+        buffer.written.append((pair_word, pair_dish))
+        log_used = _log_gamma_variates(used_shape, rng)
+        log_rest = _scatter_rest(self._hidden, K, _log_gamma_variates(rest_shape, rng), _NONE)
         self._log_hidden = _normalise_used(buffer.loglik, buffer.likelihood, K, pair_dish,
                                            pair_word, log_used, log_rest)
-        # columns from K on: prior atoms with nothing revealed (what extend makes)
-        self._hidden = np.full(buffer.capacity, W, dtype=np.int64)
-        self._hidden[:K] = hidden
 
     @property
     def n_dishes(self):
@@ -357,12 +462,10 @@ class Atoms:
         ``table_dish`` -1 at the empty tables), in one reveal."""
         if self.lazy:
             d = self.data
-            reach_of_word, words, dishes = customer_step_needs(
+            self._reveal_marked(*customer_step_marks(
                 d.group_ptr, d.rows, table_of, table_dish, table_weight, n_tables, table_slice,
-                dish_slice, sorted_beta, d.n_words)
-            prefix_words, prefix_dishes = _prefix_pairs(reach_of_word, by_weight)
-            self.reveal_pairs(np.concatenate([prefix_words, words]),
-                              np.concatenate([prefix_dishes, dishes]), rng)
+                dish_slice, sorted_beta, by_weight, self.buffer.loglik, self._hidden,
+                float(d.word_prior)), rng)
 
     def reveal_for_plain_customer_step(self, table_dish, table_weight, n_tables, table_slice,
                                        rng):
@@ -381,15 +484,16 @@ class Atoms:
         """Reveal ``loglik[words[c], dishes[c]]`` for every c (module docstring, step 2)."""
         if not (self.lazy and words.size):
             return
-        at_word, at_dish, wanted = _mark(self.buffer.loglik, words, dishes)
+        self._reveal_marked(*_mark_hidden(self.buffer.loglik, words, dishes, self._hidden,
+                                          float(self.data.word_prior)), rng)
+
+    def _reveal_marked(self, at_word, at_dish, wanted, left, rest_shape, rng):
+        """The draws of :meth:`reveal_pairs` for the entries :func:`_mark_hidden` marked."""
         if not at_word.size:
             return
         alpha = float(self.data.word_prior)
         log_new = _log_gamma_variates(alpha, rng, at_word.size)
-        left = self._hidden - wanted
-        log_rest = np.full(left.size, -np.inf)
-        some = (wanted > 0) & (left > 0)
-        log_rest[some] = _log_gamma_variates(left[some] * alpha, rng)
+        log_rest = _scatter_rest(left, left.size, _log_gamma_variates(rest_shape, rng), wanted)
         _fill(self.buffer.loglik, self.buffer.likelihood, self._log_hidden, at_word, at_dish,
               log_new, log_rest, wanted)
         self.buffer.written.append((at_word, at_dish))

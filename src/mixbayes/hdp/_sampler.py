@@ -114,8 +114,7 @@ class _DishSticks:
 def _by_weight(beta):
     """The dish weights in decreasing order and the dishes in that order (ties by label): the
     dishes above a slice are a prefix of it."""
-    order = np.argsort(-beta, kind="stable")
-    return beta[order], order
+    return _kernels.by_weight(beta)
 
 
 def _uniforms_at(mask, rng):
@@ -172,8 +171,7 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
     """The franchise's collapsed Gibbs pass over every customer
     (:func:`~mixbayes.hdp._moves.crf_gibbs_pass`), dish labels compacted first (the pass
     weighs every label)."""
-    occupied = state.table_dish >= 0
-    state.table_dish[occupied] = compact(state.table_dish[occupied])
+    _kernels.compact_dishes(state.table_dish)
     if data.kernel == CATEGORICAL:  # sparse in the dishes a word is in (no statistics table)
         state.table_dish, _ = _moves.crf_gibbs_pass_tokens(
             data.group_ptr, state.table_of, data.rows, state.table_dish, data.n_words,
@@ -190,14 +188,12 @@ def _crf_pass(data, state, gamma0, alpha0, rng):
 def _redraw_labels(data, state, counts, gamma0, alpha0, rng):
     """Dish labels and every group's table labels redrawn from their exact conditional given
     the partitions (:func:`~mixbayes.hdp._moves.stick_labels`), in place in ``state``."""
-    occupied = counts > 0
-    m = np.bincount(state.table_dish[occupied])
+    m, first = _kernels.label_sizes(counts, state.table_dish)
     new_dish, _ = _moves.stick_labels(m, gamma0, rng.random(2 * m.size))
-    state.table_dish[occupied] = new_dish[state.table_dish[occupied]]
+    _kernels.relabel_dishes(counts, state.table_dish, new_dish)
     J, width = counts.shape
     new_table = np.empty((J, width), dtype=np.int64)
     spans = np.zeros(J, dtype=np.int64)
-    first = np.concatenate([[0], np.cumsum(2 * occupied.sum(axis=1))])
     _moves.relabel_tables(data.group_ptr, counts, alpha0, rng.random(first[-1]), first,
                           new_table, spans, work=_work(data))
     relabelled = np.full((J, max(width, int(spans.max()) + 1)), -1, dtype=np.int64)
@@ -221,8 +217,7 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     work = _work(data)
 
     counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
-    occupied = counts > 0
-    state.table_dish[~occupied] = -1
+    _kernels.forget_empty(state.table_dish, counts)
     if crf:
         _crf_pass(data, state, gamma0, alpha0, rng)
         counts = _kernels.table_counts(data.group_ptr, state.table_of,
@@ -231,20 +226,15 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         _redraw_labels(data, state, counts, gamma0, alpha0, rng)
         slots = state.table_dish.shape[1]
         counts = _kernels.table_counts(data.group_ptr, state.table_of, slots, work=work)
-        occupied = counts > 0
 
     # 1. dish sticks given the occupied tables' dishes, then their slices
-    dishes = state.table_dish[occupied]
-    m = np.bincount(dishes)
-    m_after = np.concatenate([np.cumsum(m[::-1])[::-1][1:], [0]])
-    beta, tail = _stick_weights(rng.beta(m + 1.0, m_after + gamma0))
+    a, b, n_occupied = _kernels.dish_stick_parameters(counts, state.table_dish, gamma0)
+    beta, tail = _kernels.stick_weights(rng.beta(a, b))
     if collapsed:
         beta, tail = _collapsed_dishes(data, state, beta, tail, gamma0, rng)
-        dishes = state.table_dish[occupied]
     sticks = _DishSticks(beta, tail, gamma0, rng)
-    dish_slice = np.full(occupied.shape, np.inf)
-    dish_slice[occupied] = rng.random(dishes.size) * beta[dishes]
-    lowest = dish_slice.min()
+    dish_slice, lowest = _kernels.dish_slices(counts, state.table_dish, beta,
+                                              rng.random(n_occupied))
     sticks.extend_until(lambda s: s.tail < lowest)
 
     # 2. atoms, and 3. the dishes of the occupied tables (left out after the collapsed dish
@@ -259,50 +249,39 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
         atoms.reveal_for_dish_step(state.table_of, dish_slice, sorted_beta, by_weight, rng)
         _kernels.dish_step(data.group_ptr, state.table_of, data.rows, atoms.table,
                            state.table_dish, counts, dish_slice, sorted_beta, by_weight,
-                           _uniforms_at(occupied, rng), work=work)
+                           _uniforms_at(counts > 0, rng), work=work)
 
     # 4. table sticks given the seating, their slices, and as many more sticks as they reach
-    last = np.where(occupied.any(axis=1), slots - np.argmax(occupied[:, ::-1], axis=1), 0)
-    first = np.concatenate([[0], np.cumsum(last)])
-    a, b = np.empty(first[-1]), np.empty(first[-1])
-    _kernels.stick_parameters(counts, last, first, alpha0, a, b, work=work)
+    last, first, a, b = _kernels.table_stick_parameters(counts, alpha0)
     weights, group_tail = np.empty(counts.shape), np.empty(J)
     table_slice, lowest_u = np.empty(data.n_observations), np.empty(J)
     _kernels.table_slices(data.group_ptr, state.table_of, last, first, rng.beta(a, b),
                           rng.random(data.n_observations), weights, group_tail,
                           table_slice, lowest_u, work=work)
     n_tables = last.copy()
-    need = np.flatnonzero(group_tail >= lowest_u)
+    need, widest = _kernels.groups_short_of(group_tail, lowest_u, np.arange(J), n_tables)
     while need.size:
-        if n_tables[need].max() >= weights.shape[1]:
+        if widest >= weights.shape[1]:
             width = int(weights.shape[1] * 1.5) + 1
             weights = _grow(weights, width, 0.0)
             state.table_dish = _grow(state.table_dish, width, -1)
-        stick = rng.beta(1.0, alpha0, size=need.size)
-        weights[need, n_tables[need]] = group_tail[need] * stick
-        group_tail[need] *= 1.0 - stick
-        n_tables[need] += 1
-        need = need[group_tail[need] >= lowest_u[need]]
+        _kernels.break_table_sticks(need, rng.beta(1.0, alpha0, size=need.size), weights,
+                                    group_tail, n_tables)
+        need, widest = _kernels.groups_short_of(group_tail, lowest_u, need, n_tables)
 
     # 5. dishes of the reachable empty tables from beta, then every customer's table
-    reachable = np.arange(weights.shape[1])[None, :] < n_tables[:, None]
-    empty = reachable & (state.table_dish < 0)
-    draws = rng.random(int(empty.sum()))
+    empty, n_empty = _kernels.empty_reachable(state.table_dish, n_tables)
+    draws = rng.random(n_empty)
     if draws.size:
         top = draws.max()
         sticks.extend_until(lambda s: 1.0 - s.tail > top)
-        state.table_dish[empty] = np.minimum(
-            np.searchsorted(np.cumsum(sticks.array), draws, side="right"), len(sticks.beta) - 1)
+        _kernels.dishes_from_beta(state.table_dish, empty, sticks.array, draws)
         atoms.extend(len(sticks.beta), rng)
     if informed:
         # keep each empty table's dish slice, forget its dish, and let the customers choose
-        slices = np.full(weights.shape, np.inf)
-        slices[:, : dish_slice.shape[1]] = dish_slice
-        beta = sticks.array
-        slices[empty] = rng.random(int(empty.sum())) * beta[state.table_dish[empty]]
-        state.table_dish[empty] = -1
-        if empty.any():
-            lowest = slices[empty].min()
+        slices, lowest = _kernels.empty_table_slices(state.table_dish, empty, dish_slice,
+                                                     sticks.array, rng.random(n_empty))
+        if n_empty:
             sticks.extend_until(lambda s: s.tail < lowest)
             atoms.extend(len(sticks.beta), rng)
         # the kernel keeps the counts and forgets the dishes of tables it empties
@@ -346,16 +325,13 @@ def log_joint(data, state, gamma0, alpha0, counts=None, dishes=None):
     if counts is None:
         counts = _kernels.table_counts(data.group_ptr, state.table_of,
                                        state.table_dish.shape[1], work=_work(data))
-    occupied = counts > 0
-    n_j = np.diff(data.group_ptr)
-    T_j = occupied.sum(axis=1)
-    value = float((T_j * np.log(alpha0) + gammaln(alpha0) - gammaln(alpha0 + n_j)).sum()
-                  + gammaln(counts[occupied]).sum())
-    m = np.bincount(state.table_dish[occupied])
-    m = m[m > 0]
-    value += (m.size * np.log(gamma0) + gammaln(gamma0) - gammaln(gamma0 + m.sum())
-              + gammaln(m).sum())
-    return value + marginal_likelihood(data, state.dish_of(data) if dishes is None else dishes)
+    value = _kernels.seating_log_prior(data.group_ptr, counts, state.table_dish, float(alpha0),
+                                       float(gamma0))
+    dishes = state.dish_of(data) if dishes is None else dishes
+    if data.kernel == CATEGORICAL:
+        return value + _kernels.marginal_likelihood_tokens(dishes, data.rows, data.n_words,
+                                                           float(data.word_prior))
+    return value + marginal_likelihood(data, dishes)
 
 
 def compact(labels):

@@ -33,8 +33,8 @@ from .._validation import (
 from ..diagnostics import effective_sample_size, geweke_z, split_rhat
 from ..exceptions import ConvergenceWarning
 from ..families.gaussian import column_variances, data_scale
-from ..partition import majority_labels, point_labels
-from . import _sampler
+from ..partition import point_labels
+from . import _kernels, _sampler
 from ._concentrations import check_gamma_prior, resample_concentrations
 from ._word_prior import resample_word_prior, word_count_histograms
 
@@ -425,8 +425,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                             informed=self.moves != "none",
                                             crf=self.moves in ("crf", "all"))
                     dishes = state.dish_of(data)
-                    n_dishes = np.count_nonzero(np.bincount(dishes))
-                    n_tables = int((counts > 0).sum())
+                    n_dishes, n_tables = _kernels.seating_size(counts, state.table_dish)
                     gamma0, alpha0 = resample_concentrations(
                         gamma0, alpha0, counts, state.table_dish, top_prior, group_prior, rng)
                     if word_prior is not None:
@@ -569,7 +568,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
 def _majority(dishes, data):
     """Most frequent dish of every group (:func:`mixbayes.partition.majority_labels`: a tie to
     the tied dish whose first observation comes first)."""
-    return majority_labels(dishes, data.group_of, data.n_groups)
+    return _kernels.group_majority(data.group_ptr, dishes)
 
 
 def _posterior_mean_atoms(data, labels, K):
