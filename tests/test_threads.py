@@ -187,3 +187,13 @@ def test_the_layer_loads_with_passive_waiting_unless_told(given):
         pytest.skip("numba's threading layer here is not GNU OpenMP")
     # the last runtime to load is numba's (scikit-learn's own libgomp loads on import)
     assert (spins[-1].split("=")[1].strip() == "'0'") == (given is None), spins
+
+
+def test_counting_order_is_a_stable_sort_by_key():
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 7, 200)
+    items = rng.permutation(200)[:150]
+    order = _kernel_tools.counting_order(keys, 7, items)
+    expected = items[np.argsort(keys[items], kind="stable")]
+    np.testing.assert_array_equal(order, expected)
+    assert _kernel_tools.counting_order(keys, 7, items[:0]).shape == (0,)

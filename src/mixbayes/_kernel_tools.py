@@ -40,6 +40,7 @@ import os
 import types
 
 import numba
+import numpy as np
 from numba import njit
 from threadpoolctl import threadpool_limits
 
@@ -49,6 +50,23 @@ from ._validation import NJobs, check_param
 # in double precision, even summed over thousands of components, so its exp is skipped and its
 # responsibility is an exact zero (which also keeps the word statistics sparse)
 NEGLIGIBLE = -50.0
+
+
+@njit(cache=True)
+def counting_order(keys, n_keys, items):
+    """``items`` stably sorted by ``keys[items]`` (integers in ``0..n_keys - 1``): a counting
+    sort (a histogram, its prefix sums, a scatter), O(len(items) + n_keys)."""
+    fill = np.zeros(n_keys + 1, dtype=np.int64)
+    for c in range(items.shape[0]):
+        fill[keys[items[c]] + 1] += 1
+    for k in range(n_keys):
+        fill[k + 1] += fill[k]
+    order = np.empty(items.shape[0], dtype=np.int64)
+    for c in range(items.shape[0]):
+        k = keys[items[c]]
+        order[fill[k]] = items[c]
+        fill[k] += 1
+    return order
 
 
 @njit(cache=True, inline="always")

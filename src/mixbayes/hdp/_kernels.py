@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._kernel_tools import twice
+from .._kernel_tools import counting_order, twice
 
 
 # a draw from weights whose largest (or total) is below this is redone from logarithms: every
@@ -1031,15 +1031,7 @@ def marginal_likelihood_tokens(labels, rows, n_words, a):
     if K > 2 * N:  # sparse labels: group the tokens by sorting
         order = np.argsort(labels)
     else:  # by counting
-        ptr = np.zeros(K + 1, dtype=np.int64)
-        for i in range(N):
-            ptr[labels[i] + 1] += 1
-        for k in range(K):
-            ptr[k + 1] += ptr[k]
-        order = np.empty(N, dtype=np.int64)
-        for i in range(N):
-            order[ptr[labels[i]]] = i
-            ptr[labels[i]] += 1
+        order = counting_order(labels, K, np.arange(N))
     scratch = np.zeros(W, dtype=np.int64)
     Wa = W * a
     gamma_Wa, gamma_a = math.lgamma(Wa), math.lgamma(a)

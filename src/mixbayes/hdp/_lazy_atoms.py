@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..families.atoms import CATEGORICAL, GAUSSIAN, GroupedData, draw_atoms, lookup
+from .._kernel_tools import counting_order
 from ._kernels import _count_at_least
 
 
@@ -76,25 +77,10 @@ def _used_pairs(dish_of, rows, W, K, capacity, alpha):
     top = 0
     for i in range(N):
         top = max(top, dish_of[i] + 1)
-    fill = np.zeros(W + 1, dtype=np.int64)
-    for i in range(N):
-        fill[rows[i] + 1] += 1
-    for w in range(W):
-        fill[w + 1] += fill[w]
-    by_word = np.empty(N, dtype=np.int64)
-    for i in range(N):
-        by_word[fill[rows[i]]] = i
-        fill[rows[i]] += 1
-    fill = np.zeros(top + 1, dtype=np.int64)
-    for i in range(N):
-        fill[dish_of[i] + 1] += 1
-    for k in range(top):
-        fill[k + 1] += fill[k]
+    by_dish = counting_order(dish_of, top, counting_order(rows, W, np.arange(N)))
     keys = np.empty(N, dtype=np.int64)
     for c in range(N):
-        i = by_word[c]
-        keys[fill[dish_of[i]]] = dish_of[i] * W + rows[i]
-        fill[dish_of[i]] += 1
+        keys[c] = dish_of[by_dish[c]] * W + rows[by_dish[c]]
     n = 0
     for i in range(N):
         if i == 0 or keys[i] != keys[i - 1]:
