@@ -111,8 +111,9 @@ def _csv_without_seconds(text):
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w.])")
 RTOL, ATOL = 1e-9, 1e-12
 # numpy's SIMD log and exp differ in the last bit from one CPU to another (AVX-512 or AVX2
-# code paths); the selection's chain of warm-started fits carries them to 3e-8 (measured on
-# an AMD EPYC against a fixture recorded on another machine); the topic model's SQUAREM steps
+# code paths); the selection's chain of fits (once warm-started, now each from its own start)
+# carried them to 3e-8 (measured on an AMD EPYC against a fixture recorded on another machine);
+# the topic model's SQUAREM steps
 # (extrapolations of differences of fits) carry them to 2e-9 in its doc_topic_ (measured on an
 # Intel Xeon against the fixture recorded on an AMD EPYC); every other run stays below 1e-9
 RUN_RTOL = {"topics_select": 1e-7, "topics": 1e-7, "topics_workers": 1e-7}

@@ -200,9 +200,17 @@ class ShardedDocuments:
                     distributed.wait(self._held)  # it raises once all are done, if any was lost
                 except distributed.client.FuturesCancelledError:
                     pass
+                # a block is kept where the scheduler still knows a worker holding it: a
+                # future's own status can lag the scheduler's news of a lost worker on a busy
+                # machine, and a block kept on that word alone fails the next reduce again
+                try:
+                    where = self.client.who_has(
+                        [held for held in self._held if held.status == "finished"])
+                except distributed.client.FuturesCancelledError:  # news while asking
+                    where = {}  # every block rebuilt: slower, as exact
                 self._held = [
-                    held if held.status == "finished" else self.homes.submit(
-                        i, _replay, source, self._anchor, self._log, pure=False)
+                    held if held.status == "finished" and where.get(held.key) else
+                    self.homes.submit(i, _replay, source, self._anchor, self._log, pure=False)
                     for i, (held, source) in enumerate(zip(self._held, self._sources))]
 
     def sum(self, function, *args):
