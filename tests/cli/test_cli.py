@@ -410,3 +410,34 @@ def test_a_tree_of_one_leaf_is_noted(tmp_path, capsys, monkeypatch):
             "components (dendrogram.png splits them); another --seed or more --n-iter may "
             "grow branches")
     assert summary["notes"] == [note] and f"note: {note}" in capsys.readouterr().out
+
+
+def test_topics_select_fits_at_the_selection_tolerance(tmp_path, monkeypatch):
+    """`topics --select` used TopicModel's prediction tolerance (1e-5) for its fits instead of
+    select_n_topics' own default, SELECTION_TOL (3e-6: the evidence reads the curvature at the
+    mode); a plain `topics -k` keeps TopicModel's default."""
+    from mixbayes.cli import _dask
+    from mixbayes.topics.model import TopicModel
+    from mixbayes.topics.selection import SELECTION_TOL
+
+    seen = []
+    real_select, real_fit = _dask.select_n_topics, _dask.fit
+
+    def select(X, candidates, estimator, args, **options):
+        seen.append(estimator.tol)
+        return real_select(X, candidates, estimator, args, **options)
+
+    def fit(estimator, X, args):
+        seen.append(estimator.tol)
+        return real_fit(estimator, X, args)
+
+    monkeypatch.setattr("mixbayes.cli.topics.select_n_topics", select)
+    monkeypatch.setattr("mixbayes.cli.topics.fit", fit)
+    (tmp_path / "docs.txt").write_text("\n".join(
+        ["apple banana cherry apple banana", "dog cat mouse dog cat",
+         "apple cherry banana cherry", "cat mouse dog mouse"] * 5) + "\n")
+    assert _run("topics", "docs.txt", "--select", "2:3", "--out", "sel", "-q",
+                cwd=tmp_path).returncode == 0
+    assert _run("topics", "docs.txt", "-k", "2", "--out", "one", "-q",
+                cwd=tmp_path).returncode == 0
+    assert seen == [SELECTION_TOL, TopicModel().tol]

@@ -10,6 +10,7 @@ pytest.importorskip("distributed", reason='needs pip install "mixbayes[distribut
 
 import mixbayes as mb  # noqa: E402
 from mixbayes.cli import _dask  # noqa: E402
+from mixbayes.topics.selection import SELECTION_TOL  # noqa: E402
 from mixbayes.cli.cluster import gmm as cluster  # noqa: E402  (the Gaussian mixture's run)
 from _support.cli import run as _run  # noqa: E402  (tests/ is on pytest's pythonpath)
 
@@ -91,8 +92,10 @@ def test_topics_select_on_the_scheduler(client, tmp_path):
     result = _run("topics", "data/counts.mtx", "--select", "2:2", "-q", "--out", "out",
                   "--scheduler", client.scheduler.address, cwd=tmp_path)
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    local = mb.select_n_topics(corpus.counts, [2], mb.TopicModel(2, random_state=0), verbose=0,
-                               coherence="umass")
+    # the command fits at select_n_topics' own tolerance (SELECTION_TOL), as without a cluster
+    local = mb.select_n_topics(corpus.counts, [2], mb.TopicModel(2, random_state=0,
+                                                                 tol=SELECTION_TOL),
+                               verbose=0, coherence="umass")
     rows = (tmp_path / "out" / "selection.csv").read_text().splitlines()
     header = rows[0].split(",")
     table = [dict(zip(header, row.split(","))) for row in rows[1:]]

@@ -55,11 +55,16 @@ def run_topics(args, settings, out, verbose, stream):
     from .. import metrics
     from ..persist import save
     from ..topics import TopicModel
+    from ..topics.selection import SELECTION_TOL
 
     start = time.perf_counter()
     corpus, stop_words, left_out = read_documents(args)
     note_documents(settings, stop_words, args, left_out, stream, getattr(corpus, "notes", ()))
-    estimator = TopicModel(args.n_components or 2, random_state=args.seed, verbose=verbose)
+    # --select fits at select_n_topics' own tolerance (closer to the mode than a fit for
+    # prediction needs: the evidence reads the curvature there), -k at TopicModel's default
+    tol = {} if args.select is None else {"tol": SELECTION_TOL}
+    estimator = TopicModel(args.n_components or 2, random_state=args.seed, verbose=verbose,
+                           **tol)
     selection = None
     if args.select is not None:
         if args.select.start < 2:
