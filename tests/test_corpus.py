@@ -390,3 +390,10 @@ def test_labels_of_the_wrong_length_name_both_counts(tmp_path):
     (tmp_path / "wide.csv").write_text("a,b,c\n1,2,3\n")
     with pytest.raises(ValueError, match="has 3 columns; name the one holding the labels"):
         read_labels(tmp_path / "wide.csv")
+
+
+def test_no_terms_left_by_max_df_names_the_share_and_the_way_out():
+    # one document: max_df 0.5 allows terms of at most 0 documents; say so, and how to keep them
+    corpus = mb.Corpus.from_texts(["hello world"])
+    with pytest.raises(ValueError, match=r"more than 0 of the 1 document \(max_df 0\.5; 1\.0 keeps"):
+        corpus.drop_terms(max_df=0.5)

@@ -273,7 +273,9 @@ def kept_terms(vocabulary, document_frequency, n_documents, stop_words=None, min
         dropped = [what for what, asked in (
             ("stop words", stop_words is not None),
             (f"terms used by fewer than {min_df} documents", min_df > 1),
-            (f"terms used by more than {max_count} documents", max_count < n_documents))
+            (f"terms used by more than {max_count} of the {n_documents} "
+             f"document{'s' if n_documents != 1 else ''} (max_df {max_df!r}; 1.0 keeps them)",
+             max_count < n_documents))
             if asked]
         raise ValueError(f"no terms are left after dropping {' and '.join(dropped)}." if dropped
                          else "no term occurs in any document.")
