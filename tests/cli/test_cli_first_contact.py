@@ -507,3 +507,21 @@ def test_topics_read_the_labels_of_a_documents_csv(tmp_path, capsys):
                           "--label-column", "label", "--labels", str(tmp_path / "labels.txt"),
                           "--out", str(tmp_path / "u"), "-q")
     _one_line_error(status, err, "--labels and --label-column")
+
+
+@pytest.mark.parametrize("command", [["cluster", "--model", "dmm"], ["topics"]])
+def test_labels_beside_the_input_are_announced_and_recorded(tmp_path, capsys, raw_text,
+                                                            command):
+    """A labels.txt beside the input is used without --labels: the run says where its
+    labels came from, and summary.json records the file (it recorded null)."""
+    (tmp_path / "labels.txt").write_text(
+        "\n".join((["medicine"] * 3 + ["aircraft"] * 3) * 5) + "\n")
+    out = tmp_path / "out"
+    status, stdout, stderr = _cli(capsys, command[0], str(raw_text), *command[1:], "-k", "2",
+                                  "--out", str(out))
+    assert status == 0, stderr
+    beside = str(tmp_path / "labels.txt")
+    assert f"note: labels read from {beside}" in stdout + stderr
+    assert "NMI" in stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["labels"] == beside

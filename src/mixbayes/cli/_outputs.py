@@ -230,11 +230,19 @@ def mean_text(entry):
     return f"mean ({mean}{', ...' if len(items) > 4 else ''})"
 
 
-def note_documents(settings, stop_words, args, left_out, stream, notes=()):
+def note_documents(settings, stop_words, args, left_out, stream, notes=(), corpus=None):
     """Record the stop words used, say how many empty documents were left out, and print the
-    reader's ``notes``."""
+    reader's ``notes``; where the reader attached the ``labels.txt`` beside the input (no
+    ``--labels`` given), say so and record its path."""
     for note in notes:
         print(f"note: {note}", file=stream)
+    if (corpus is not None and getattr(corpus, "labels", None) is not None
+            and args.labels is None and getattr(args, "label_column", None) is None):
+        path = args.input
+        folder = path if os.path.isdir(path) else os.path.dirname(path)  # as the user wrote
+        settings["labels"] = os.path.join(folder, "labels.txt")
+        print(f"note: labels read from {settings['labels']}, beside the input (one a line; "
+              "--labels FILE gives others)", file=stream)
     settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
         f"{len(stop_words)} words from {args.stop_words}")
     settings["empty_documents_left_out"] = left_out

@@ -59,7 +59,8 @@ def run_topics(args, settings, out, verbose, stream):
 
     start = time.perf_counter()
     corpus, stop_words, left_out = read_documents(args)
-    note_documents(settings, stop_words, args, left_out, stream, getattr(corpus, "notes", ()))
+    note_documents(settings, stop_words, args, left_out, stream, getattr(corpus, "notes", ()),
+                   corpus)
     # --select fits at select_n_topics' own tolerance (closer to the mode than a fit for
     # prediction needs: the evidence reads the curvature there), -k at TopicModel's default
     tol = {} if args.select is None else {"tol": SELECTION_TOL}

@@ -30,7 +30,7 @@ def run(args, settings, out, verbose, stream, start):
     else:
         corpus, stop_words, left_out = read_documents(args)
         note_documents(settings, stop_words, args, left_out, stream,
-                       getattr(corpus, "notes", ()))
+                       getattr(corpus, "notes", ()), corpus)
         estimator = DirichletMultinomialMixture(
             args.n_components, inference=args.inference, n_init=args.n_init,
             random_state=args.seed, verbose=verbose)

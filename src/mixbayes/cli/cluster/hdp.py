@@ -128,7 +128,7 @@ def _run_documents(args, settings, out, verbose, stream, start):
     from ... import metrics
 
     corpus, stop_words, left_out = read_documents(args)
-    note_documents(settings, stop_words, args, left_out, stream)
+    note_documents(settings, stop_words, args, left_out, stream, corpus=corpus)
     X = corpus.counts
     known = corpus.labels
     group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
