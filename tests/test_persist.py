@@ -71,6 +71,16 @@ def test_save_refuses_unfitted_and_foreign_models(tmp_path):
         mb.save(KMeans(2), tmp_path / "m")
 
 
+def test_save_into_a_missing_folder_names_the_folder(tmp_path):
+    """Not mkstemp's own temporary name (a new user's report)."""
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    model = mb.VariationalGaussianMixture(2, random_state=0).fit(X)
+    missing = tmp_path / "nodir"
+    with pytest.raises(FileNotFoundError, match="path: the folder .*nodir.* does not exist"):
+        mb.save(model, missing / "m")
+    assert not missing.exists()
+
+
 @pytest.mark.parametrize("prior_type", ["dirichlet_distribution", "dirichlet_process"])
 @pytest.mark.parametrize("covariance_type", ["full", "diag", "spherical"])
 def test_gaussian_round_trip(tmp_path, covariance_type, prior_type):

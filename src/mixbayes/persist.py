@@ -161,6 +161,9 @@ def write_atomically(path, write):
     leaves ``path`` as it was. The file gets the mode an ordinary ``open`` would give it (0o666
     less the umask), not the temporary file's 0o600."""
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):  # else mkstemp names its own temporary file
+        raise FileNotFoundError(f"path: the folder {os.path.dirname(path) or folder!r} of "
+                                f"{path!r} does not exist.")
     suffix = os.path.splitext(path)[1] + ".tmp"
     fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=suffix, dir=folder)
     try:

@@ -525,3 +525,11 @@ def test_labels_beside_the_input_are_announced_and_recorded(tmp_path, capsys, ra
     assert "NMI" in stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["settings"]["labels"] == beside
+
+
+@pytest.mark.parametrize("command", [["cluster", "--model", "dmm"], ["topics"]])
+def test_k_above_the_documents_speaks_cli_words(tmp_path, capsys, raw_text, command):
+    status, _, err = _cli(capsys, command[0], str(raw_text), *command[1:], "-k", "100")
+    _one_line_error(status, err, "-k must be an integer in [1, 30]",
+                    "(at most the number of documents or points fitted, 30); got 100.")
+    assert "n_samples" not in err

@@ -184,6 +184,8 @@ def range_text(candidates):
 
 def cli_words(message):
     """Name the estimators' parameters in a message by the flags a CLI user typed."""
+    message = re.sub(r"\(at most n_samples=(\d+)\)",  # the estimators' word for the rows
+                     r"(at most the number of documents or points fitted, \1)", message)
     for name in sorted(_CLI_WORDS, key=len, reverse=True):
         message = re.sub(rf"(?<![\w-]){name}(?![\w-])", _CLI_WORDS[name], message)
     return message
