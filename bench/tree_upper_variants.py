@@ -509,3 +509,121 @@ def bf_everywhere(model, X):
         return installed(model, X)
     finally:
         _linkage.merge_group = original
+
+
+# --- h-tree4: the model's own within-component covariance, size weighting, evidence choice --
+def _within_covariance(model, X):
+    """Pooled scatter of the points about their kept components' means (d, d), floored."""
+    comp = model._bench_comp
+    centres = np.zeros_like(X)
+    for k in np.unique(comp):
+        centres[comp == k] = X[comp == k].mean(axis=0)
+    R = X - centres
+    W = R.T @ R / X.shape[0]
+    return W + 1e-6 * np.mean(np.diag(W)) * np.eye(X.shape[1])
+
+
+def _whitened(model, X, W=None):
+    """X with the within-component covariance whitened to the model's sigma^2 I (same prior
+    mean), so the known-variance marginal becomes a known full-covariance marginal."""
+    W = _within_covariance(model, X) if W is None else W
+    L = np.linalg.cholesky(W)
+    Y = X - model.prior_mean_
+    Z = np.linalg.solve(L, Y.T).T * np.sqrt(model.observation_variance_)
+    return model.prior_mean_ + Z
+
+
+def white_upper(model, X):
+    return _emit(model, X, _bf_sets(model, _whitened(model, X), _groups(model, X)))
+
+
+def white_free(model, X):
+    nodes, _, _ = _leaf_summary(model, X)
+    return _emit(model, X, _bf_sets(model, _whitened(model, X), np.zeros(nodes.size, int)))
+
+
+def bf_peer_upper(model, X):
+    fam = _peer_family(X)
+    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood,
+                                    True))
+
+
+def bf_peer_free(model, X):
+    fam = _peer_family(X)
+    nodes, _, _ = _leaf_summary(model, X)
+    return _emit(model, X, _bf_sets(model, X, np.zeros(nodes.size, int),
+                                    fam.log_marginal_likelihood, True))
+
+
+def _within_family(model, X, kind="full"):
+    """The model's own prior scaling (scaled_prior with s0^2) around the within-component
+    covariance."""
+    return scaled_prior(kind, X.mean(axis=0), _within_covariance(model, X),
+                        model.mean_prior_variance_)
+
+
+def bf_within_upper(model, X):
+    fam = _within_family(model, X)
+    return _emit(model, X, _bf_sets(model, X, _groups(model, X), fam.log_marginal_likelihood,
+                                    True))
+
+
+def bf_within_free(model, X):
+    fam = _within_family(model, X)
+    nodes, _, _ = _leaf_summary(model, X)
+    return _emit(model, X, _bf_sets(model, X, np.zeros(nodes.size, int),
+                                    fam.log_marginal_likelihood, True))
+
+
+def _pick(model, X, names, family_of):
+    """Of the candidate linkages ``names``, the one of highest BHC evidence (leaves as atoms)
+    under ``family_of(model, X)`` (full)."""
+    family = family_of(model, X)
+    X_CENTRED[0] = X - X.mean(axis=0)
+    best, choice = -np.inf, None
+    for name in names:
+        Z = globals()[name](model, X)
+        e = upper_evidence(Z, model.labels_, family, True)
+        if e > best:
+            best, choice = e, Z
+    return choice
+
+
+def pick_within(model, X):
+    return _pick(model, X, ["installed", "bf_free", "white_free", "white_upper"], _within_family)
+
+
+def pick_within2(model, X):
+    return _pick(model, X, ["installed", "bf_free"], _within_family)
+
+
+def pick_peer(model, X):
+    return _pick(model, X, ["installed", "bf_free", "white_free", "white_upper"],
+                 lambda m, x: _peer_family(x))
+
+
+def pick_white2(model, X):
+    return _pick(model, X, ["installed", "white_free"], _within_family)
+
+
+def pick_white2_peer(model, X):
+    return _pick(model, X, ["installed", "white_free"], lambda m, x: _peer_family(x))
+
+
+def _shrunk(model, X, weight):
+    W = _within_covariance(model, X)
+    return (1 - weight) * W + weight * np.trace(W) / W.shape[0] * np.eye(W.shape[0])
+
+
+def white_free_half(model, X):
+    """white_free with the within covariance shrunk half-way to its mean variance."""
+    nodes, _, _ = _leaf_summary(model, X)
+    Xw = _whitened(model, X, _shrunk(model, X, 0.5))
+    return _emit(model, X, _bf_sets(model, Xw, np.zeros(nodes.size, int)))
+
+
+def white_free_diag(model, X):
+    """white_free with the within covariance's diagonal only."""
+    nodes, _, _ = _leaf_summary(model, X)
+    Xw = _whitened(model, X, np.diag(np.diag(_within_covariance(model, X))))
+    return _emit(model, X, _bf_sets(model, Xw, np.zeros(nodes.size, int)))
