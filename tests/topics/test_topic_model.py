@@ -675,21 +675,61 @@ def test_select_n_topics_default_fits_stop_closer_to_the_mode():
 
 
 def test_select_n_topics_fits_every_k_as_a_fit_of_its_own():
-    """By default every K of the scan is fitted from the estimator's own start, so each row is
-    the fit ``TopicModel(K, tol=SELECTION_TOL).fit(X)`` and its evidence, to rounding."""
-    from mixbayes.topics.selection import SELECTION_TOL
+    """By default every K of the scan is fitted from the estimator's own start to the coarse
+    tolerance, so each row is the fit ``TopicModel(K, tol=SCAN_TOL).fit(X)`` and its evidence,
+    to rounding; a refined row is that fit continued from its topics to SELECTION_TOL."""
+    from mixbayes.topics.selection import SCAN_TOL, SELECTION_TOL
 
     corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=1)
     X = corpus.counts
     selection = mb.select_n_topics(X, range(2, 5), scan_all=True, verbose=0)
+    assert {row["tol"] for row in selection.table} == {SCAN_TOL, SELECTION_TOL}
     for row in selection.table:
-        own = TopicModel(row["k"], tol=SELECTION_TOL).fit(X)
-        assert row["n_iter"] == own.n_iter_
+        own = TopicModel(row["k"], tol=SCAN_TOL).fit(X)
+        n_iter = own.n_iter_
+        assert row["coarse_log_bayes_factor"] == pytest.approx(
+            evidence.topic_evidence(own, X).log_bayes_factor, rel=1e-10)
+        if row["tol"] == SELECTION_TOL:
+            coarse = own
+            own = TopicModel(row["k"], tol=SELECTION_TOL)
+            own._fit(X, coarse.topics_)
+            n_iter += own.n_iter_
+        assert row["n_iter"] == n_iter
         assert row["log_posterior"] == pytest.approx(own.log_posterior_, rel=1e-12)
         assert row["log_bayes_factor"] == pytest.approx(
             evidence.topic_evidence(own, X).log_bayes_factor, rel=1e-10)
         if row["k"] == selection.best_k:
+            assert row["tol"] == SELECTION_TOL
             np.testing.assert_allclose(selection.best_model.topics_, own.topics_, atol=1e-12)
+
+
+def test_select_n_topics_refines_every_k_the_coarse_pass_leaves_close():
+    """The coarse pass ranks; the refinement repeats until every K left coarse lies more than
+    twice the largest move of a refined log Bayes factor below the refined best, so the choice
+    is the fine scan's. On Taddy's design (n=500, p=1000, K=10) the coarse values stand
+    2,600-5,200 nats above the refined ones while neighbouring K differ by 2,000-5,000: K = 7..13
+    are refined, 6 and 14 (coarse 45,014 and 43,849 against the best's refined 56,229) are not,
+    and K = 10 is chosen as by the fine scan (``scan_tol=None``)."""
+    corpus, _ = mb.datasets.make_topic_corpus(500, 1000, 10, 200, random_state=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fast = mb.select_n_topics(corpus.counts, range(6, 15), scan_all=True, verbose=0)
+        fine = mb.select_n_topics(corpus.counts, range(6, 15), scan_all=True, verbose=0,
+                                  scan_tol=None)
+    assert fast.best_k == fine.best_k == 10
+    rows = {row["k"]: row for row in fast.table}
+    refined = [k for k, row in rows.items() if row["tol"] == 3e-6]
+    moves = [rows[k]["coarse_log_bayes_factor"] - rows[k]["log_bayes_factor"] for k in refined]
+    best = rows[10]["log_bayes_factor"]
+    assert refined == list(range(7, 14))
+    for k in set(rows) - set(refined):  # left coarse: more than twice the largest move below
+        assert rows[k]["log_bayes_factor"] < best - 2 * max(np.abs(moves))
+    assert min(moves) > 2000  # the coarse pass's evidence is far from the fine one's ...
+    assert abs(best - fine.table[4]["log_bayes_factor"]) < 100  # ... the refined one is not
+    assert {row["tol"] for row in fine.table} == {3e-6}
+    assert any("continued to 3e-06" in note for note in fast.notes)
+    with pytest.raises(ValueError, match="scan_tol must be a positive number"):
+        mb.select_n_topics(corpus.counts, [2, 3], scan_tol=0)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -704,8 +744,10 @@ def test_warm_start_reaches_the_cold_optimum_at_the_true_k(seed):
     corpus, _ = mb.datasets.make_topic_corpus(150, 80, 3, 100, random_state=seed)
     X = corpus.counts
     words = X.sum()
-    warm = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0, warm_start=True)
-    cold = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0)
+    # every K straight to the fine tolerance: the starts are compared, not the coarse pass
+    warm = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0, warm_start=True,
+                              scan_tol=None)
+    cold = mb.select_n_topics(X, range(2, 4), scan_all=True, verbose=0, scan_tol=None)
     assert [row["k"] for row in warm.table] == [2, 3]
     assert abs(warm.table[1]["log_posterior"] - cold.table[1]["log_posterior"]) / words < 1e-5
     assert warm.table[0]["log_posterior"] == cold.table[0]["log_posterior"]  # K = 2: no warm

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from .. import _engines
 from .._validation import check_counts
 from ..topics import blocks, starts
+from ..topics.selection import SCAN_TOL
 from ..topics.evidence import (clip_simplex, document_share, evidence_from,
                                floored_word_log_dets, log_null, word_grams)
 from ._cavi import RowShards, _as_dask, _take
@@ -334,8 +335,8 @@ class TopicShards:
 
 
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=1, coherence=None, warm_start=False, *, client=None,
-                    start_sample=None):
+                    verbose=1, coherence=None, warm_start=False, scan_tol=SCAN_TOL, *,
+                    client=None, start_sample=None):
     """:func:`mixbayes.select_n_topics` on the cluster of ``client`` (data held here are sent in
     one shard per worker), the starts on ``start_sample`` documents (None: as the engine
     context says, by default :data:`~mixbayes.distributed.START_SAMPLE`)."""
@@ -346,4 +347,5 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
         start_sample = _engines.start_sample()
     with _engines.use(DaskEngine(client), start_sample):
         return select(X, candidates, estimator, scan_all=scan_all, stop_after=stop_after,
-                      verbose=verbose, coherence=coherence, warm_start=warm_start)
+                      verbose=verbose, coherence=coherence, warm_start=warm_start,
+                      scan_tol=scan_tol)
