@@ -128,7 +128,8 @@ def _run_documents(args, settings, out, verbose, stream, start):
     from ... import metrics
 
     corpus, stop_words, left_out = read_documents(args)
-    note_documents(settings, stop_words, args, left_out, stream, corpus=corpus)
+    note_documents(settings, stop_words, args, left_out, stream,
+                   getattr(corpus, "notes", ()), corpus)
     X = corpus.counts
     known = corpus.labels
     group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
