@@ -577,3 +577,12 @@ def test_single_column_numbers_given_to_document_models(tmp_path, capsys, comman
                     ".mtx (with vocab.txt) or UCI docword files; cluster points with --model gmm")
     assert _cli(capsys, "cluster", str(tmp_path / "one.csv"), "--model", "gmm", "-k", "2",
                 "--out", str(tmp_path / "g"), "-q")[0] == 0
+
+
+def test_select_above_the_documents_fitted_says_how_many_are_held_out(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(TEXTS * 2) + "\n", encoding="utf-8")
+    status, _, err = _cli(capsys, "cluster", str(docs), "--model", "dmm", "--select", "2:58",
+                          "--out", str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "--select must lie in [1, 54] (the documents fitted: 6 of the "
+                    "60 (10%) are held out to score each K by held-out likelihood); got 2..58.")
