@@ -586,3 +586,20 @@ def test_select_above_the_documents_fitted_says_how_many_are_held_out(tmp_path, 
                           "--out", str(tmp_path / "o"), "-q")
     _one_line_error(status, err, "--select must lie in [1, 54] (the documents fitted: 6 of the "
                     "60 (10%) are held out to score each K by held-out likelihood); got 2..58.")
+
+
+def test_cluster_sizes_spell_out_documents_for_dmm_and_hdp(tmp_path, capsys, raw_text):
+    """Both models of documents print "15 documents" (the HDP adds its tokens), never "docs"."""
+    import re
+
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "--model", "dmm", "-k", "2",
+                            "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    dmm = re.findall(r"^  cluster +\d+ \((.*?)\):", out, re.M)
+    assert dmm == ["   15 documents", "   15 documents"], out
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "--model", "hdp", "--n-iter", "30",
+                            "--out", str(tmp_path / "h"), "-q")
+    assert status == 0, err
+    hdp = re.findall(r"^  cluster +\d+ \((.*?)\):", out, re.M)
+    assert hdp and all(re.fullmatch(r" +\d+ documents?, +\d+ tokens?", h) for h in hdp), out
+    assert "doc," not in out and "docs" not in out
