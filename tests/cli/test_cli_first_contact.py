@@ -561,9 +561,9 @@ def test_report_corpus_of_points_for_a_model_of_documents(tmp_path, capsys, raw_
                header="x,y", comments="")
     status, _, err = _cli(capsys, "report", str(tmp_path / "o" / "model.npz"), "--corpus",
                           str(tmp_path / "points.csv"), "--out", str(tmp_path / "r.html"))
-    _one_line_error(status, err, "is a table of numbers (points), but a "
-                    "DirichletMultinomialMixture was fitted to documents: --corpus wants the "
-                    "text or counts it was fitted to.")
+    _one_line_error(status, err, "points.csv' is a table of numbers (points); a "
+                    "DirichletMultinomialMixture was fitted to documents: give the documents it "
+                    "was fitted to (their text, or counts).")
 
 
 @pytest.mark.parametrize("command", [("cluster", "--model", "dmm"), ("cluster", "--model", "hdp"),

@@ -167,9 +167,9 @@ def _read_data(model, args, saved=None):
         message = str(exc)
         if (documents and ("text_column" in message or "table of numbers" in message)
                 and _looks_numeric(args.corpus)):
-            raise ValueError(f"--corpus: {args.corpus!r} is a table of numbers (points), but "
-                             f"a {name} was fitted to documents: --corpus wants the text or "
-                             "counts it was fitted to.") from None
+            raise ValueError(f"--corpus: {args.corpus!r} is a table of numbers (points); a "
+                             f"{name} was fitted to documents: give the documents it was "
+                             "fitted to (their text, or counts).") from None
         if message.startswith("input: "):
             message = "--corpus: " + message[len("input: "):]
         message = re.sub(r"use a column of text \(classes\?\) as the labels with "
