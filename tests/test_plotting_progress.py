@@ -77,10 +77,37 @@ def test_selection_figure_marks_best_k():
     fig = sel.plot()
     x = fig.axes[0].get_lines()[0].get_xdata()
     assert list(x) == [1, 2, 3]
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert f"chosen K = {sel.best_k} (ELBO + log K!)" in legend
-    assert f"chosen K = {sel.best_k_heldout} (held-out)" in legend
-    assert fig.axes[1].get_ylabel() == "held-out log likelihood (nats)"
+    # one panel per criterion on the same K axis, so that neither curve hides the other
+    upper, lower = fig.axes
+    assert [t.get_text() for t in upper.get_legend().get_texts()] == [
+        "ELBO + log K!", f"chosen K = {sel.best_k} (ELBO + log K!)"]
+    assert [t.get_text() for t in lower.get_legend().get_texts()] == [
+        f"held-out log likelihood ({sel.n_heldout} documents)",
+        f"chosen K = {sel.best_k_heldout} (held-out)"]
+    assert lower.get_ylabel() == "held-out log\nlikelihood (nats)"
+    assert lower.get_xlabel() == "number of clusters K" and upper.get_xlabel() == ""
+    fig.canvas.draw()
+    assert upper.get_window_extent().y0 > lower.get_window_extent().y1  # stacked, not overlaid
+    assert list(lower.get_lines()[0].get_ydata()) == list(sel.column("heldout_log_likelihood"))
+
+
+def test_dendrogram_legend_names_every_colour_it_draws():
+    X, _ = mb.datasets.make_tree_data(60, kind="nested", random_state=1)
+    tree = mb.HierarchicalMixture(n_iter=8, random_state=0).fit(X)
+    fig = plotting.plot_dendrogram(tree)
+    axis = fig.axes[0]
+    legend = axis.get_legend()
+    top, _, _ = plotting.linkage_branches(tree)
+    nodes, sizes = np.unique(top, return_counts=True)
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert legend.get_title().get_text() == "top-level branch"
+    assert texts == [f"node {n} ({s} points)" for n, s in zip(nodes, sizes)] + [
+        "merges joining\nbranches"]
+    from matplotlib.colors import to_hex
+
+    named = {to_hex(line.get_color()) for line in legend.get_lines()}
+    drawn = {to_hex(c) for collection in axis.collections for c in collection.get_colors()}
+    assert drawn and drawn <= named
 
 
 def test_progress_only_when_verbose(capsys):
@@ -182,17 +209,19 @@ def test_selection_figures_tick_the_candidates_and_keep_the_legend_off_the_curve
         ks[-1], None, ks[len(ks) // 2], 390)
     topics = TopicSelection([dict(k=K, log_bayes_factor=v, dispersion=d) for K, v, d in
                              zip(ks, 3000 * np.log(k) - 60 * k, 1 + 5 / k)], ks[1], None)
-    for fig in (clusters.plot(), topics.plot()):
+    for fig, ticked in ((clusters.plot(), 1), (topics.plot(), 0)):
         fig.canvas.draw()
-        ax = fig.axes[0]
+        ax = fig.axes[ticked]  # the clusters' lower panel carries the K axis of both
         ticks = ax.get_xticks()
         assert 2 <= len(ticks) <= 12 and set(ticks) <= set(ks)
         assert len(ticks) == len(ks) or len(ks) > 12
         assert all(t.get_text() == str(int(v)) for t, v in zip(ax.get_xticklabels(), ticks))
         # every candidate marked (matplotlib drops the minor ticks under labelled ones)
         assert set(ax.xaxis.get_minorticklocs()) | set(ticks) == set(ks)
-        legend = ax.get_legend().get_window_extent()
-        assert not legend.overlaps(ax.get_window_extent())  # outside both y axes' curves
+        for axis in fig.axes:
+            if axis.get_legend() is not None:  # outside every panel's curves
+                legend = axis.get_legend().get_window_extent()
+                assert not any(legend.overlaps(a.get_window_extent()) for a in fig.axes)
         plt.close(fig)
 
 

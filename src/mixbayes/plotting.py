@@ -172,31 +172,34 @@ def _legend_below(ax, handles, labels):
 
 
 def plot_selection(selection, ax=None):
-    """Both criteria of :func:`~mixbayes.select_n_clusters` against K: ELBO + log K! (left
-    axis) and, when documents were held out, their log predictive likelihood (right axis),
-    each with its chosen K marked."""
-    fig, ax = _axes(ax, figsize=(7, 4.2))
+    """Both criteria of :func:`~mixbayes.select_n_clusters` against K, each in its own panel
+    on the same K axis (one curve never hides the other): ELBO + log K! above and, when
+    documents were held out, their log predictive likelihood below, each with its chosen K
+    marked. ``ax`` holds the upper panel; the lower one is added beneath it."""
+    heldout = selection.best_k_heldout is not None
+    fig, ax = _axes(ax, figsize=(9, 6.4) if heldout else (9, 4.2))
     ks = selection.column("k")
-    ax.plot(ks, selection.column("score"), "o-", color="C0", ms=4, label="ELBO + log K!")
-    ax.axvline(selection.best_k, color="C0", ls="--", lw=1,
-               label=f"chosen K = {selection.best_k} (ELBO + log K!)")
-    ax.set_xlabel("number of clusters K")
-    ax.set_ylabel("ELBO + log K! (nats)", color="C0")
-    _integer_ticks(ax)
-    ax.grid(alpha=0.3)
-    handles, labels = ax.get_legend_handles_labels()
-    if selection.best_k_heldout is not None:
-        right = ax.twinx()
-        right.plot(ks, selection.column("heldout_log_likelihood"), "s-", color="C3", ms=4,
-                   label=f"held-out log likelihood ({plural(selection.n_heldout, 'document')})")
-        right.axvline(selection.best_k_heldout, color="C3", ls=":", lw=1.5,
-                      label=f"chosen K = {selection.best_k_heldout} (held-out)")
-        right.set_ylabel("held-out log likelihood (nats)", color="C3")
-        _integer_ticks(right)
-        more = right.get_legend_handles_labels()
-        handles, labels = handles + more[0], labels + more[1]
-    _candidate_ticks(ax, ks)  # last: the twin's _integer_ticks set the shared x locator too
-    _legend_below(ax, handles, labels)
+    panels = [(ax, "score", selection.best_k, "C0", "o-", "--", "ELBO + log K!",
+               "ELBO + log K! (nats)", "ELBO + log K!")]
+    if heldout:
+        from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+        lower = make_axes_locatable(ax).append_axes("bottom", size="100%", pad=0.3, sharex=ax)
+        ax.tick_params(labelbottom=False)
+        panels.append((lower, "heldout_log_likelihood", selection.best_k_heldout, "C3", "s-",
+                       ":", f"held-out log likelihood ({plural(selection.n_heldout, 'document')})",
+                       "held-out log\nlikelihood (nats)", "held-out"))
+    for axis, column, best, colour, style, chosen, label, ylabel, short in panels:
+        axis.plot(ks, selection.column(column), style, color=colour, ms=4, label=label)
+        axis.axvline(best, color=colour, ls=chosen, lw=1.5, label=f"chosen K = {best} ({short})")
+        axis.set_ylabel(ylabel, color=colour)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    frameon=False)  # beside the panel, over no curve
+        _integer_ticks(axis)
+    bottom = panels[-1][0]
+    bottom.set_xlabel("number of clusters K")
+    _candidate_ticks(bottom, ks)  # last: _integer_ticks set the shared x locator too
     ax.set_title("choice of the number of clusters")
     fig.tight_layout()
     return fig
@@ -532,8 +535,18 @@ def plot_dendrogram(model, max_leaves=60):
     ax.set_title(f"full dendrogram of {plural(n, 'point')}"
                  + (f" (its top {shown} clusters: (n) under a cluster of n points, a lone "
                     "point's index under it)" if shown < n else "")
-                 + "\ncolour: the sampled tree's top-level branch; grey: above them",
+                 + "\ncolour: the sampled tree's top-level branch (node numbers as printed)",
                  fontsize=10)
+    from matplotlib.lines import Line2D
+
+    nodes, sizes = np.unique(top, return_counts=True)
+    handles = [Line2D([], [], color=colour_of[node], lw=2,
+                      label=f"node {node} ({plural(int(size), 'point')})")
+               for node, size in zip(nodes, sizes)]
+    if mixed.any():
+        handles.append(Line2D([], [], color="0.35", lw=2, label="merges joining\nbranches"))
+    ax.legend(handles=handles, title="top-level branch", fontsize=8, title_fontsize=8,
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()

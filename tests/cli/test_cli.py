@@ -374,7 +374,8 @@ def test_tree_notes_that_a_chain_has_not_settled_in_summary_json_too(tmp_path, c
     monkeypatch.chdir(tmp_path)
     assert main(["cluster", "points.csv", "--model", "tree", "--n-iter", "10", "--out",
                  "out", "-q"]) == 0
-    note = "the chain has not settled (split R-hat of the RCDLL 1.67 > 1.1); raise --n-iter"
+    note = ("the chain has not settled (split R-hat 1.67 > 1.1 of the regularised complete-data "
+            "log-likelihood, rcdll); raise --n-iter")
     assert f"note: {note}" in capsys.readouterr().out
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["notes"] == [note]
 

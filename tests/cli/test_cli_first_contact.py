@@ -402,13 +402,13 @@ def test_points_tables_any_delimiter_and_features_named_by_the_header(tmp_path, 
     # the same table given to a document model is pointed to --model gmm
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "semi.csv"), "--out",
                           str(tmp_path / "o"), "-q")
-    _one_line_error(status, err, "numeric table", "--model gmm")
+    _one_line_error(status, err, "table of numbers", "--model gmm")
     # and so is a table of numbers with a text class column (iris as R and UCI ship it)
     (tmp_path / "iris.csv").write_text("sepal,petal,width,species\n5.1,3.5,1.4,setosa\n"
                                        "6.3,3.3,6.0,virginica\n")
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "iris.csv"), "--out",
                           str(tmp_path / "o"), "-q")
-    _one_line_error(status, err, "numeric table", "--model gmm or --model tree",
+    _one_line_error(status, err, "table of numbers", "--model gmm or --model tree",
                     "--label-column")
 
 
@@ -533,3 +533,73 @@ def test_k_above_the_documents_speaks_cli_words(tmp_path, capsys, raw_text, comm
     _one_line_error(status, err, "-k must be an integer in [1, 30]",
                     "(at most the number of documents or points fitted, 30); got 100.")
     assert "n_samples" not in err
+
+
+def test_prose_named_csv_is_read_one_document_per_line(tmp_path, capsys, raw_text):
+    """A text file named .csv (commas in its prose, no header) is read by its content, as a
+    gzip file under another name is, with a note; a real table keeps its column error."""
+    prose = tmp_path / "notes.csv"
+    prose.write_text(raw_text.read_text(encoding="utf-8"), encoding="utf-8")
+    status, out, err = _cli(capsys, "cluster", str(prose), "--model", "dmm", "-k", "2",
+                            "--out", str(tmp_path / "o"))
+    assert status == 0, err
+    assert out.splitlines()[0] == (
+        "note: notes.csv does not look like a table (its lines split at ',' into 1 to 2 "
+        "fields, not the same number on every line); read as one document per line")
+    assert f"{len(TEXTS)} documents x " in out
+    (tmp_path / "t.csv").write_text("title,body\nheart,the blood of the heart\n"
+                                    "wing,the lift of a wing\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "dmm",
+                          "--out", str(tmp_path / "o2"), "-q")
+    _one_line_error(status, err, "--text-column='text' is not a column", "['title', 'body']")
+
+
+def test_report_corpus_of_points_for_a_model_of_documents(tmp_path, capsys, raw_text):
+    assert _cli(capsys, "cluster", str(raw_text), "--model", "dmm", "-k", "2", "--out",
+                str(tmp_path / "o"), "-q")[0] == 0
+    np.savetxt(tmp_path / "points.csv", np.arange(12.0).reshape(6, 2), delimiter=",",
+               header="x,y", comments="")
+    status, _, err = _cli(capsys, "report", str(tmp_path / "o" / "model.npz"), "--corpus",
+                          str(tmp_path / "points.csv"), "--out", str(tmp_path / "r.html"))
+    _one_line_error(status, err, "points.csv' is a table of numbers (points); a "
+                    "DirichletMultinomialMixture was fitted to documents: give the documents it "
+                    "was fitted to (their text, or counts).")
+
+
+@pytest.mark.parametrize("command", [("cluster", "--model", "dmm"), ("cluster", "--model", "hdp"),
+                                     ("topics", "-k", "2")])
+def test_single_column_numbers_given_to_document_models(tmp_path, capsys, command):
+    (tmp_path / "one.csv").write_text("w\n3\n1\n4\n1\n5\n")
+    status, _, err = _cli(capsys, command[0], str(tmp_path / "one.csv"), *command[1:], "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "is a table of numbers (1 column) with no 'text' column of "
+                    "text: documents in a CSV are a column of text, and counts are read from "
+                    ".mtx (with vocab.txt) or UCI docword files; cluster points with --model gmm")
+    assert _cli(capsys, "cluster", str(tmp_path / "one.csv"), "--model", "gmm", "-k", "2",
+                "--out", str(tmp_path / "g"), "-q")[0] == 0
+
+
+def test_select_above_the_documents_fitted_says_how_many_are_held_out(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(TEXTS * 2) + "\n", encoding="utf-8")
+    status, _, err = _cli(capsys, "cluster", str(docs), "--model", "dmm", "--select", "2:58",
+                          "--out", str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, "--select must lie in [1, 54] (the documents fitted: 6 of the "
+                    "60 (10%) are held out to score each K by held-out likelihood); got 2..58.")
+
+
+def test_cluster_sizes_spell_out_documents_for_dmm_and_hdp(tmp_path, capsys, raw_text):
+    """Both models of documents print "15 documents" (the HDP adds its tokens), never "docs"."""
+    import re
+
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "--model", "dmm", "-k", "2",
+                            "--out", str(tmp_path / "d"), "-q")
+    assert status == 0, err
+    dmm = re.findall(r"^  cluster +\d+ \((.*?)\):", out, re.M)
+    assert dmm == ["   15 documents", "   15 documents"], out
+    status, out, err = _cli(capsys, "cluster", str(raw_text), "--model", "hdp", "--n-iter", "30",
+                            "--out", str(tmp_path / "h"), "-q")
+    assert status == 0, err
+    hdp = re.findall(r"^  cluster +\d+ \((.*?)\):", out, re.M)
+    assert hdp and all(re.fullmatch(r" +\d+ documents?, +\d+ tokens?", h) for h in hdp), out
+    assert "doc," not in out and "docs" not in out

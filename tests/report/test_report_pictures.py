@@ -85,7 +85,8 @@ def test_the_fit_s_convergence_warnings_are_on_the_page():
     assert _payload(build_report(hdp, corpus))["warnings"] == hdp.convergence_warnings_
     tree.rhat_ = dict(tree.rhat_, rcdll=1.234)
     assert _payload(build_report(tree, X))["warnings"] == [
-        "the chain has not settled (split R-hat of the RCDLL 1.23 > 1.1); raise n_iter "
+        "the chain has not settled (split R-hat 1.23 > 1.1 of the regularised complete-data "
+        "log-likelihood, rcdll); raise n_iter "
         "(--n-iter)"]
     tree.rhat_["rcdll"] = 1.104  # printed as 1.10: not "1.10 > 1.1"
     assert _payload(build_report(tree, X))["warnings"] == []

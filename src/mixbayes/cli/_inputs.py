@@ -81,6 +81,39 @@ def _looks_numeric(path):
     return False
 
 
+def _columns_of(path):
+    """``"3 columns"``: the fields of the first line of a numeric table."""
+    from .._formats import read_text, sniff_delimiter
+
+    text = read_text(path, "input")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return plural(len(next(csv.reader([first], delimiter=sniff_delimiter(text)))), "column")
+
+
+def _not_a_table(path):
+    """Why a CSV file without a text column is not a table (one document a line, named
+    ``.csv``), or None when it looks like one: its rows split into differing numbers of fields,
+    or into one field, while its first row does not name columns (short names of a few words,
+    one of which ``--text-column`` could give)."""
+    from .._formats import read_text, sniff_delimiter
+
+    text = read_text(path, "input")
+    delimiter = sniff_delimiter(text)
+    lines = [line for line in text.splitlines() if line.strip()][:200]
+    rows = [row for row in csv.reader(io.StringIO("\n".join(lines), newline=""),
+                                      delimiter=delimiter) if row]
+    widths = sorted({len(row) for row in rows})
+    if not rows or (len(widths) == 1 and widths[0] > 1):
+        return None
+    if all(0 < len(field.strip()) <= 30 and len(field.split()) <= 3 for field in rows[0]):
+        return None  # a header row: its names are the columns to choose from
+    shown = "\\t" if delimiter == "\t" else delimiter
+    if len(widths) == 1:
+        return f"its first line, {lines[0][:30]!r}..., names no column"
+    return (f"its lines split at {shown!r} into {widths[0]} to {widths[-1]} fields, not the "
+            "same number on every line")
+
+
 def read_documents(args):
     """The corpus of ``args.input`` with ``--labels``, ``--stop-words`` and ``--min-df``
     applied and its empty documents left out (blank lines, or nothing left after the filters:
@@ -104,6 +137,7 @@ def read_documents(args):
     source = count_file(args)
     raw = source is None and os.path.exists(path) and _is_raw_text(path)
     corpus = read_sharded(args, source) if source is not None else _read_here(args, raw)
+    notes = getattr(corpus, "notes", None)
     if args.labels is not None:
         corpus = corpus.with_labels(read_sidecar(args.labels, "labels", corpus.n_documents,
                                                  "documents"))
@@ -117,6 +151,8 @@ def read_documents(args):
     corpus = corpus.drop_empty_documents()
     if corpus is None:
         raise empty_corpus_error(path)
+    if notes and source is None:
+        corpus.notes = notes
     return corpus, stop_words, int(n_documents - corpus.n_documents)
 
 
@@ -135,10 +171,23 @@ def _read_here(args, raw):
                                    label_column=label_column, **words)
             except ValueError as exc:
                 if "text_column" in str(exc) and _looks_numeric(path):
-                    raise ValueError(f"input: {path!r} is a numeric table with no "
-                                     f"{args.text_column!r} column of text; "
-                                     f"{_POINTS_HINT}.") from None
-                raise  # main names text_column as --text-column
+                    raise ValueError(f"input: {path!r} is a table of numbers "
+                                     f"({_columns_of(path)}) with no {args.text_column!r} "
+                                     "column of text: documents in a CSV are a column of "
+                                     "text, and counts are read from .mtx (with vocab.txt) or "
+                                     f"UCI docword files; {_POINTS_HINT}.") from None
+                shape = ("text_column" in str(exc)
+                         and "text_column" in getattr(args, "defaulted", ())
+                         and _not_a_table(path))
+                if not shape:
+                    raise  # main names text_column as --text-column
+                from .._formats import read_list
+                from ..corpus import Corpus
+
+                corpus = Corpus.from_texts(read_list(path, "input"), **words)
+                corpus.notes = [f"{os.path.basename(path)} does not look like a table "
+                                f"({shape}); read as one document per line"]
+                return corpus
         return read_corpus(path, **words)
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
         raise as_input_error(exc) from None

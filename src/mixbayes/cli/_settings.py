@@ -160,6 +160,7 @@ def read_settings(parsed):
                              f"{args.model}{' --groups' if args.groups else ''} is points.")
         if value is None:
             values[dest] = default
+            defaulted.add(dest)
         if not points and (dest in _RECORDED or value is not None):
             settings[dest] = getattr(args, dest)
     if args.select is not None:

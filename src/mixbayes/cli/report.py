@@ -133,7 +133,8 @@ def _read_data(model, args, saved=None):
     read them with the options given."""
     import argparse
 
-    from ._inputs import _DOCUMENTS_HINT, _POINTS_HINT, read_documents, read_points
+    from ._inputs import (_DOCUMENTS_HINT, _POINTS_HINT, _looks_numeric, read_documents,
+                          read_points)
 
     name = type(model).__name__
     documents = _is_of_words(model)
@@ -164,6 +165,11 @@ def _read_data(model, args, saved=None):
         return X, dict(feature_names=names)
     except ValueError as exc:  # the readers name the file "input"; here it is --corpus
         message = str(exc)
+        if (documents and ("text_column" in message or "table of numbers" in message)
+                and _looks_numeric(args.corpus)):
+            raise ValueError(f"--corpus: {args.corpus!r} is a table of numbers (points); a "
+                             f"{name} was fitted to documents: give the documents it was "
+                             "fitted to (their text, or counts).") from None
         if message.startswith("input: "):
             message = "--corpus: " + message[len("input: "):]
         message = re.sub(r"use a column of text \(classes\?\) as the labels with "

@@ -166,10 +166,11 @@ def select_n_clusters(X, candidates, estimator=None, heldout=0.1, random_state=0
     test = np.sort(rng.choice(n, n_test, replace=False)) if n_test else np.empty(0, int)
     train = np.setdiff1d(np.arange(n), test)
     if candidates[0] < 1 or candidates[-1] > train.size:
-        raise ValueError(
-            f"candidates must lie in [1, {train.size}] (the number of documents fitted); "
-            f"got {candidates[0]}..{candidates[-1]}."
-        )
+        fitted = ("the number of documents fitted" if not n_test else
+                  f"the documents fitted: {n_test} of the {n} ({heldout:.0%}) are held out to "
+                  "score each K by held-out likelihood")
+        raise ValueError(f"candidates must lie in [1, {train.size}] ({fitted}); got "
+                         f"{candidates[0]}..{candidates[-1]}.")
     base = estimator if estimator is not None else DirichletMultinomialMixture()
     X_train, X_test = X[train], X[test]
     table, models, per_document = [], {}, {}

@@ -8,6 +8,13 @@ import numpy as np
 RHAT_CEILING = 1.1
 
 
+def unsettled_tree(rhat, remedy):
+    """The sentence for a tree's chain whose split R-hat ``rhat`` is above the ceiling; the
+    RCDLL spelled out as a user reads it (``rcdll`` stays the key of trace.csv and JSON)."""
+    return (f"the chain has not settled (split R-hat {rhat:.2f} > {RHAT_CEILING} of the "
+            f"regularised complete-data log-likelihood, rcdll); raise {remedy}")
+
+
 def convergence_warnings(model):
     """The model's convergence warnings as sentences (an empty list when it has none):
     the HDP's ``convergence_warnings_`` (the number of clusters or the log joint still
@@ -20,8 +27,7 @@ def convergence_warnings(model):
     if name == "HierarchicalMixture":
         rhat = float(getattr(model, "rhat_", {}).get("rcdll", np.nan))
         if np.isfinite(rhat) and round(rhat, 2) > RHAT_CEILING:  # as printed: not "1.10 > 1.1"
-            return [f"the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > "
-                    f"{RHAT_CEILING}); raise n_iter (--n-iter)"]
+            return [unsettled_tree(rhat, "n_iter (--n-iter)")]
         return []
     if getattr(model, "converged_", True):
         return []

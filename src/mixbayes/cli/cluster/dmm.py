@@ -87,7 +87,8 @@ def run(args, settings, out, verbose, stream, start):
         print(f"choice of K over {range_text(args.select)}:", file=stream)
         print(str(selection), file=stream)
     print_groups([dict(c, sort=c["size"]) for c in clusters], "cluster",
-                 lambda c: plural(c["size"], "doc", spec=">5"), stream, "clusters.json")
+                 lambda c: plural(c["size"], "document", spec=">5"), stream,
+                 "clusters.json")
     print_scores(summary, stream)
     if uncertain is not None:
         write_uncertainty(out, uncertain[0], stream, note=uncertain[1])

@@ -128,7 +128,8 @@ def _run_documents(args, settings, out, verbose, stream, start):
     from ... import metrics
 
     corpus, stop_words, left_out = read_documents(args)
-    note_documents(settings, stop_words, args, left_out, stream, corpus=corpus)
+    note_documents(settings, stop_words, args, left_out, stream,
+                   getattr(corpus, "notes", ()), corpus)
     X = corpus.counts
     known = corpus.labels
     group_of = np.repeat(np.arange(X.shape[0]), np.asarray(X.sum(axis=1)).ravel())
@@ -171,7 +172,7 @@ def _run_documents(args, settings, out, verbose, stream, start):
     _print_hdp_header(model, f"{plural(X.shape[0], 'document')} "
                       f"({plural(summary['n_tokens'], 'token')})", args, elapsed, stream)
     print_groups([dict(c, sort=c["tokens"]) for c in clusters], "cluster",
-                 lambda c: f"{plural(c['size'], 'doc', spec='>5')}, "
+                 lambda c: f"{plural(c['size'], 'document', spec='>5')}, "
                            f"{plural(c['tokens'], 'token', spec='>6')}", stream,
                  "clusters.json")
     print_scores(summary, stream, " (majority cluster per document)")

@@ -63,11 +63,12 @@ def run(args, settings, out, verbose, stream, start):
                      f"only in its {model.n_components_} components (dendrogram.png splits "
                      "them); another --seed or more --n-iter may grow branches")
         notes.append(lone_leaf)
+    from ...report._warnings import unsettled_tree
+
     rhat = model.rhat_.get("rcdll", float("nan"))
     unsettled = None
     if round(rhat, 2) > 1.1:  # as printed: not "1.10 > 1.1"
-        unsettled = (f"the chain has not settled (split R-hat of the RCDLL {rhat:.2f} > 1.1); "
-                     "raise --n-iter")
+        unsettled = unsettled_tree(rhat, "--n-iter")
         notes.append(unsettled)  # in summary.json too, as every printed note
     settings["burn_in"] = model._burn_in()  # the sweeps left out, not null
     summary = dict(settings=settings, n_samples=X.shape[0], n_features=X.shape[1],
