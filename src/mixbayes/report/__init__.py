@@ -113,7 +113,7 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
             payload = _tree_page.tree_payload(model, points, feature_names)
         else:
             payload = _gaussian_page.gaussian_payload(model, points, feature_names)
-    from ._warnings import convergence_warnings
+    from .notes import convergence_warnings
 
     payload["warnings"] = convergence_warnings(model)
     if kind == "terms" and vocabulary is None:

@@ -63,7 +63,7 @@ def run(args, settings, out, verbose, stream, start):
                      f"only in its {model.n_components_} components (dendrogram.png splits "
                      "them); another --seed or more --n-iter may grow branches")
         notes.append(lone_leaf)
-    from ...report._warnings import unsettled_tree
+    from ...report.notes import unsettled_tree
 
     rhat = model.rhat_.get("rcdll", float("nan"))
     unsettled = None
