@@ -34,6 +34,15 @@ active set — with two changes that make its answer the exact conditional MAP: 
 and the log prior stays finite), an active coordinate whose gradient exceeds the multiplier is
 released, and a step that would lower :math:`l` is halved (Newton's direction is always an ascent
 direction here, since :math:`g^\top\Delta = \Delta^\top N\Delta > 0`).
+
+Two things keep a step cheap. A weight that starts on its bound (a warm start from a solve that
+ended there) starts in the active set, so the step is solved, and :math:`N` formed, on the free
+coordinates only, and is not cut to nothing by a weight already on the bound. And on the free set
+:math:`N = D + AA^\top` (:math:`D` the prior's diagonal, :math:`A` the document's scaled
+columns): with fewer distinct words :math:`n` than free topics, the solve goes through
+Woodbury's identity (an :math:`n \times n` system) instead of the :math:`|F| \times |F|` Gram
+matrix, :math:`O(|F|n^2)` in place of :math:`O(|F|^2 n + |F|^3)`. On tweet (K = 89, 8 distinct
+words a document) that is 5-6x less time for the whole fit, the same log posteriors.
 """
 
 import math
@@ -69,20 +78,30 @@ def document_objective(words, counts, theta_PK, w, c):
     return total
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True)
 def document_derivatives(words, counts, theta_PK, w, c, g, N, scaled_KW):
     r"""Write the gradient ``g`` (K,) and the negative Hessian ``N`` (K, K) of :math:`l` at ``w``.
 
     The likelihood part of ``N`` is the Gram matrix of the columns
     :math:`\sqrt{x_j}\,\theta_{j\cdot}/q_j`, staged topic-major in ``scaled_KW`` (K, >= n_words)
     so that each entry is one contiguous dot product (vectorised; half the time of
-    accumulating word by word).
+    accumulating word by word). The solver forms only the rows it needs
+    (:func:`_gradient_and_columns`, :func:`_gram_rows`); this is all of them.
     """
     K = w.shape[0]
-    n_words = words.shape[0]
+    _gradient_and_columns(words, counts, theta_PK, w, c, g, scaled_KW)
+    _gram_rows(scaled_KW, words.shape[0], w, c, N, np.arange(K), 0, K)
+
+
+@njit(cache=True, fastmath=True)
+def _gradient_and_columns(words, counts, theta_PK, w, c, g, scaled_KW):
+    """The gradient ``g`` of :math:`l` at ``w`` and the scaled columns of
+    :func:`document_derivatives`, without the Gram matrix: :func:`_gram_rows` adds its
+    entries only for the coordinates a Newton step solves for."""
+    K = w.shape[0]
     for k in range(K):
         g[k] = c / w[k]
-    for e in range(n_words):
+    for e in range(words.shape[0]):
         row = theta_PK[words[e]]
         q = _mix(w, row)
         s = counts[e] / q
@@ -90,13 +109,22 @@ def document_derivatives(words, counts, theta_PK, w, c, g, N, scaled_KW):
         for k in range(K):
             g[k] += s * row[k]
             scaled_KW[k, e] = r * row[k]
-    for k in range(K):
-        a = scaled_KW[k]
-        for h in range(k + 1):
-            b = scaled_KW[h]
+
+
+@njit(cache=True, fastmath=True)
+def _gram_rows(scaled_KW, n_words, w, c, N, free, first, n_free):
+    """Fill ``N[k, h]`` (and ``N[h, k]``) for ``k`` in ``free[first:n_free]`` and ``h`` in
+    ``free[:n_free]`` up to ``k``: the negative Hessian of :func:`document_derivatives` on the
+    coordinates of the free set the entries are not yet known for."""
+    for a in range(first, n_free):
+        k = free[a]
+        x = scaled_KW[k]
+        for b in range(a + 1):
+            h = free[b]
+            y = scaled_KW[h]
             total = 0.0
             for e in range(n_words):
-                total += a[e] * b[e]
+                total += x[e] * y[e]
             N[k, h] = total
             N[h, k] = total
         N[k, k] += c / (w[k] * w[k])
@@ -107,9 +135,26 @@ def _cholesky_solve_two(N, free, n_free, L, y, z):
     """Cholesky-factor ``N`` restricted to the ``free`` coordinates and solve ``N y = g``-ready
     systems: on entry ``y`` holds the right-hand side, ``z`` is set to ``N^-1 1``; returns False
     if the matrix is not numerically positive definite."""
-    for a in range(n_free):
+    for a in range(n_free):  # gathered into L, factored there in place
         for b in range(a + 1):
-            s = N[free[a], free[b]]
+            L[a, b] = N[free[a], free[b]]
+    if not _cholesky(L, n_free, L):
+        return False
+    for a in range(n_free):
+        z[a] = 1.0
+    _cholesky_solve(L, n_free, y)
+    _cholesky_solve(L, n_free, z)
+    return True
+
+
+@njit(cache=True)
+def _cholesky(M, n, L):
+    """The Cholesky factor of the leading ``n`` x ``n`` block of ``M`` (lower triangle read)
+    into ``L`` (which may be ``M`` itself: each entry is read before it is overwritten); False
+    if that block is not numerically positive definite."""
+    for a in range(n):
+        for b in range(a + 1):
+            s = M[a, b]
             for t in range(b):
                 s -= L[a, t] * L[b, t]
             if a == b:
@@ -118,19 +163,72 @@ def _cholesky_solve_two(N, free, n_free, L, y, z):
                 L[a, a] = math.sqrt(s)
             else:
                 L[a, b] = s / L[b, b]
-    for a in range(n_free):
-        z[a] = 1.0
+    return True
+
+
+@njit(cache=True)
+def _cholesky_solve(L, n, vec):
+    """``vec <- (L L^T)^-1 vec`` on its first ``n`` entries, in place."""
+    for a in range(n):  # forward substitution
+        s = vec[a]
+        for t in range(a):
+            s -= L[a, t] * vec[t]
+        vec[a] = s / L[a, a]
+    for a in range(n - 1, -1, -1):  # back substitution
+        s = vec[a]
+        for t in range(a + 1, n):
+            s -= L[t, a] * vec[t]
+        vec[a] = s / L[a, a]
+
+
+@njit(cache=True)
+def _woodbury_solve_two(scaled_KW, n_words, w, c, free, n_free, M, L, y, z, t):
+    r""":func:`_cholesky_solve_two` for a document with fewer distinct words than free
+    coordinates, without forming ``N``: on the free set :math:`N = D + AA^\top` with
+    :math:`D = \mathrm{diag}(c/\omega_k^2)` and :math:`A` the scaled columns (``|F|`` by
+    ``n_words``), so by the Woodbury identity
+
+    .. math::
+
+        N^{-1}v = D^{-1}v - D^{-1}A\,(I + A^\top D^{-1}A)^{-1}A^\top D^{-1}v,
+
+    an ``n_words``-square system (``M``, factored into ``L``) in place of a ``|F|``-square one:
+    :math:`O(|F|\,n^2)` where the Gram matrix and its Cholesky factor cost
+    :math:`O(|F|^2 n + |F|^3)`. :math:`I + A^\top D^{-1}A` has every eigenvalue at least 1, so the
+    factorisation cannot fail; ``t`` is scratch of length ``n_words``."""
+    n = n_words
+    for a in range(n):
+        for b in range(a + 1):
+            M[a, b] = 0.0
+        M[a, a] = 1.0
+    for i in range(n_free):
+        k = free[i]
+        d = w[k] * w[k] / c
+        row = scaled_KW[k]
+        for a in range(n):
+            ra = d * row[a]
+            for b in range(a + 1):
+                M[a, b] += ra * row[b]
+    _cholesky(M, n, L)
+    for i in range(n_free):
+        z[i] = 1.0
     for vec in (y, z):
-        for a in range(n_free):  # forward substitution
-            s = vec[a]
-            for t in range(a):
-                s -= L[a, t] * vec[t]
-            vec[a] = s / L[a, a]
-        for a in range(n_free - 1, -1, -1):  # back substitution
-            s = vec[a]
-            for t in range(a + 1, n_free):
-                s -= L[t, a] * vec[t]
-            vec[a] = s / L[a, a]
+        for a in range(n):
+            t[a] = 0.0
+        for i in range(n_free):  # vec <- D^-1 vec, t <- A^T vec
+            k = free[i]
+            vec[i] *= w[k] * w[k] / c
+            row = scaled_KW[k]
+            for a in range(n):
+                t[a] += row[a] * vec[i]
+        _cholesky_solve(L, n, t)  # t <- M^-1 t
+        for i in range(n_free):  # vec <- vec - D^-1 A t
+            k = free[i]
+            row = scaled_KW[k]
+            s = 0.0
+            for a in range(n):
+                s += row[a] * t[a]
+            vec[i] -= w[k] * w[k] / c * s
     return True
 
 
@@ -171,22 +269,33 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps, work):
         share = w[k] / total if total > 0.0 else 1.0 / K
         w[k] = share if feasible else lower + (1.0 - K * lower) * share
     f = document_objective(words, counts, theta_PK, w, c)
-    if K == 1:
+    if K == 1 or m == 0.0:  # an empty document's MAP is its start, the uniform weights
         return 0, f
     g, N, scaled_KW, L, y, z, step, trial, free, active = work
-    active[:] = False
+    # a weight on its bound starts active (a warm start's zeros stay zeros unless the KKT test
+    # below releases them): the Newton step is then solved, and the Hessian formed, on the
+    # free coordinates only, and a step is not cut to nothing by a weight already on the bound
+    for k in range(K):
+        active[k] = w[k] <= lower * (1.0 + 1e-9)
+    n_words = words.shape[0]
     n_steps = 0
     while n_steps < max_steps:
         n_steps += 1
-        document_derivatives(words, counts, theta_PK, w, c, g, N, scaled_KW)
+        _gradient_and_columns(words, counts, theta_PK, w, c, g, scaled_KW)
+        n_free = 0
+        for k in range(K):
+            if not active[k]:
+                free[n_free] = k
+                n_free += 1
+        low_rank = n_words < n_free  # then Woodbury's identity, and no Gram matrix
+        if not low_rank:
+            _gram_rows(scaled_KW, n_words, w, c, N, free, 0, n_free)
         while True:  # solve on the free set; release active coordinates that want to grow
-            n_free = 0
-            for k in range(K):
-                if not active[k]:
-                    free[n_free] = k
-                    y[n_free] = g[k]
-                    n_free += 1
-            if not _cholesky_solve_two(N, free, n_free, L, y, z):
+            for a in range(n_free):
+                y[a] = g[free[a]]
+            if low_rank:
+                _woodbury_solve_two(scaled_KW, n_words, w, c, free, n_free, N, L, y, z, trial)
+            elif not _cholesky_solve_two(N, free, n_free, L, y, z):
                 return n_steps, f
             sy = 0.0
             sz = 0.0
@@ -203,6 +312,10 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps, work):
             if worst < 0:
                 break
             active[worst] = False
+            free[n_free] = worst
+            n_free += 1
+            if not low_rank:
+                _gram_rows(scaled_KW, n_words, w, c, N, free, n_free - 1, n_free)
         for k in range(K):
             step[k] = 0.0
         for a in range(n_free):
@@ -353,19 +466,11 @@ def _log_determinant(M, size):
     """log det of the leading ``size`` x ``size`` block of symmetric positive definite ``M``
     (Cholesky); falls back to the LU-based ``slogdet`` when it is not numerically PD."""
     L = np.zeros((size, size))
+    if not _cholesky(M, size, L):
+        return np.linalg.slogdet(M[:size, :size].copy())[1]
     total = 0.0
     for a in range(size):
-        for b in range(a + 1):
-            s = M[a, b]
-            for t in range(b):
-                s -= L[a, t] * L[b, t]
-            if a == b:
-                if s <= 0.0:
-                    return np.linalg.slogdet(M[:size, :size].copy())[1]
-                L[a, a] = math.sqrt(s)
-                total += 2.0 * math.log(L[a, a])
-            else:
-                L[a, b] = s / L[b, b]
+        total += 2.0 * math.log(L[a, a])
     return total
 
 

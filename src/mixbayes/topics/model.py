@@ -79,7 +79,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
         Starting topics. ``"clusters"``: the word distributions of a Dirichlet–multinomial
         mixture of the documents (one VB run seeded by ``random_state``); under the sparse
         weights topic models are used for, most documents are dominated by one topic, and these
-        clusters start the MAP search in the right basin. ``"buildup"``: the reference's
+        clusters start the MAP search in the right basin; clusters the mixture leaves empty
+        (equal topics, which the MAP iterations would keep equal) are replaced by topics grown
+        from the residuals, as the build-up grows them. ``"buildup"``: the reference's
         deterministic scheme, topics grown one at a time from residuals on a subset of documents
         (see :mod:`mixbayes.topics.starts`); on the 20,000-document simulation of the benchmark it
         ends in a local optimum (log posterior 2e4 lower, topic MSE 40x higher). Or given topics.
@@ -247,7 +249,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
         start_topics = self._start_topics(
             p, used_terms, warm_topics,
-            lambda seed: starts.from_clusters(corpus.used_array(), K, seed), build_up)
+            lambda seed: starts.from_clusters(corpus.used_array(), K, seed,
+                                             alpha_for=alpha_for, c_for=c_for), build_up)
         docs = self._fit_starts(start_topics, corpus.documents, alpha_for(K), c_for(K))
         self.doc_topic_ = corpus.doc_topic(docs, K)
         self._set_fitted(docs, p, used_terms, corpus.column_totals, corpus.n_used_total)
