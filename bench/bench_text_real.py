@@ -221,19 +221,19 @@ def run_selection():
 NOTES = """
 
 Notes (issue 25's goals, on this run). **20 Newsgroups, K = 20** (the topics, tomotopy,
-sklearn_online and gensim rows re-run together in one process after the weight loop's one
-Newton step a document and the start's five Gibbs sweeps became the default; 2026-12-02, load
-3-4 from other sessions): the topic model (140 iterations) has the best held-out completion
-log-likelihood per word (-8.0790 against tomotopy's -8.0892) and took 40.9 s against 35.4 s
-(scikit-learn's online LDA, the fastest peer this run), 44.3 s (gensim) and 50.4 s (tomotopy):
-1.16x the fastest. An earlier run of the same four, 20 minutes before with only the weight rule
-changed, gave 44.5 s against gensim's 23.9 s (1.86x), sklearn_online 30.8 s and tomotopy 45.5 s:
-the peers' times move with the load more than ours. tomotopy's topics are more coherent (NPMI
-0.320 against 0.286). The topic prior is not the cause: with the peers' Dir(1/K) topic prior
-(topic_prior=0.05) the fit scored -8.064 held out and NPMI 0.281 (one run, not in the table).
-Coherence is measured alike for every model (top 10 words by probability, the training
-documents as reference). The goal (at most the fastest peer's time, ll/word and NPMI at least
-the best peer's) is not met: time within 1.2-1.9x, NPMI 0.034 short. **Short texts** (tweet K = 89, googlenews_t K = 152): the DMM
+sklearn_online and gensim rows re-run together in one process on a quiet machine, load 1-1.5,
+2026-12-03, after the start's equal topics and the Woodbury weight solve): the topic model (139
+iterations) has the best held-out completion log-likelihood per word (-8.0790 against
+tomotopy's -8.0892) and took 32.5 s against 28.1 s (tomotopy, the fastest peer this run),
+30.8 s (gensim) and 38.9 s (scikit-learn's online LDA): 1.16x the fastest. A run just before
+gave 31.5 s against gensim's 29.5 s (1.07x), tomotopy 33.9 s and sklearn_online 38.4 s; on
+2026-12-02 at load 3-4 it was 40.9 s against 35.4 s (1.16x) and 1.86x in another run.
+tomotopy's topics are more coherent (NPMI 0.320 against 0.286). The topic prior is not the
+cause: with the peers' Dir(1/K) topic prior (topic_prior=0.05) the fit scored -8.064 held out
+and NPMI 0.281 (one run, not in the table). Coherence is measured alike for every model (top 10
+words by probability, the training documents as reference). The goal (at most the fastest
+peer's time, ll/word and NPMI at least the best peer's) is not met: time within 1.07-1.16x of
+the fastest peer, NPMI 0.034 short. **Short texts** (tweet K = 89, googlenews_t K = 152): the DMM
 has the best NMI and ARI of all (0.875 and 0.892). The HDP's new defaults (issue 25: word prior
 0.03, Gamma priors on both concentrations, moves "all"; `bench/hdp_defaults.py`) open 119 and 80
 clusters for 89 and 152 classes (NMI 0.789 and 0.753; the old defaults 22 and 21, NMI 0.62 and
