@@ -547,11 +547,24 @@ def test_prose_named_csv_is_read_one_document_per_line(tmp_path, capsys, raw_tex
         "note: notes.csv does not look like a table (its lines split at ',' into 1 to 2 "
         "fields, not the same number on every line); read as one document per line")
     assert f"{len(TEXTS)} documents x " in out
+    # predict reads it as cluster did: the same documents, in the clusters the fit gave them
+    status, out, err = _cli(capsys, "predict", str(tmp_path / "o"), str(prose), "--out",
+                            str(tmp_path / "p"))
+    assert status == 0, err
+    assert "notes.csv does not look like a table" in out.splitlines()[0]
+    fitted = np.loadtxt(tmp_path / "o" / "assignments.csv", delimiter=",", skiprows=1,
+                        usecols=1)
+    predicted = np.loadtxt(tmp_path / "p" / "predictions.csv", delimiter=",", skiprows=1,
+                           usecols=1)
+    np.testing.assert_array_equal(predicted, fitted)
     (tmp_path / "t.csv").write_text("title,body\nheart,the blood of the heart\n"
                                     "wing,the lift of a wing\n")
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "dmm",
                           "--out", str(tmp_path / "o2"), "-q")
     _one_line_error(status, err, "--text-column='text' is not a column", "['title', 'body']")
+    status, _, err = _cli(capsys, "predict", str(tmp_path / "o"), str(tmp_path / "t.csv"),
+                          "--out", str(tmp_path / "p2"))
+    _one_line_error(status, err, "is not a column", "['title', 'body']")
 
 
 def test_report_corpus_of_points_for_a_model_of_documents(tmp_path, capsys, raw_text):

@@ -4,6 +4,8 @@ items' ids, what the user should know, and the figures for ``summary.json``."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._validation import plural
@@ -47,13 +49,32 @@ def read_new_documents(args, model, saved):
             raise ValueError(f"input: {path!r} is a table of numbers, but the "
                              f"{type(model).__name__} was fitted to documents; give "
                              "documents.") from None
-        raise as_input_error(_in_cli_words(exc, path)) from None
+        mapped = _lines_of_prose(args, saved, notes) if "text_column" in str(exc) else None
+        if mapped is None:
+            raise as_input_error(_in_cli_words(exc, path)) from None
     facts = dict(n_terms=len(saved), tokens=mapped.tokens, known=mapped.known_tokens,
                  stop=mapped.stop_tokens, unknown=mapped.unknown_tokens,
                  unknown_terms=[str(t) for t in mapped.unknown_terms[:UNKNOWN_LISTED]])
     words = mapped.words_per_document
     facts.update(empty=int(np.sum(words == 0)), words=words)
     return mapped.counts, mapped.corpus.doc_ids, notes, facts
+
+
+def _lines_of_prose(args, saved, notes):
+    """A ``.csv`` input that is prose, not a table (no ``--text-column`` given), mapped one
+    document a line, as ``mixbayes cluster`` reads it; None where it looks like a table."""
+    from .._formats import read_list
+    from ..corpus import raw_text_options
+    from ._inputs import _not_a_table
+
+    shape = args.text_column is None and _not_a_table(args.input)
+    if not shape:
+        return None
+    fitted_to_text = saved.preprocessing is not None and saved.preprocessing.tokens is not None
+    options = {} if fitted_to_text else raw_text_options()
+    notes.append(f"{os.path.basename(args.input)} does not look like a table ({shape}); read "
+                 "as one document per line")
+    return saved.texts(read_list(args.input, "input"), **options)
 
 
 def _read_raw(saved, path, args, options):
