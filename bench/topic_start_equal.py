@@ -40,11 +40,11 @@ def main():
           f"K = {K}")
     mb.TopicModel(K, max_iter=2, random_state=0).fit(X[:max(200, K + 1)])  # compile
     grown = starts.from_clusters
-    old = {"old": lambda X, K, seed, **_: grown(X, K, seed), "new": grown}
+    rules = {"old": lambda X, K, seed, **_: grown(X, K, seed), "new": grown}
     print("| seed | start | equal start topics | iterations | s | log posterior |")
     print("|---|---|---|---|---|---|")
     for seed in [int(s) for s in args.seeds.split(",")]:
-        for name, start in old.items():
+        for name, start in rules.items():
             seen = []
 
             def spy(*a, start=start, **kw):

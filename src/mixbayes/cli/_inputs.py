@@ -114,6 +114,13 @@ def _not_a_table(path):
             "same number on every line")
 
 
+def prose_note(path, shape):
+    """The note for a ``.csv`` file read one document a line (``shape``: :func:`_not_a_table`'s
+    reason), the same from every command."""
+    return (f"{os.path.basename(path)} does not look like a table ({shape}); read as one "
+            "document per line")
+
+
 def read_documents(args):
     """The corpus of ``args.input`` with ``--labels``, ``--stop-words`` and ``--min-df``
     applied and its empty documents left out (blank lines, or nothing left after the filters:
@@ -185,8 +192,7 @@ def _read_here(args, raw):
                 from ..corpus import Corpus
 
                 corpus = Corpus.from_texts(read_list(path, "input"), **words)
-                corpus.notes = [f"{os.path.basename(path)} does not look like a table "
-                                f"({shape}); read as one document per line"]
+                corpus.notes = [prose_note(path, shape)]
                 return corpus
         return read_corpus(path, **words)
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"

@@ -4,8 +4,6 @@ items' ids, what the user should know, and the figures for ``summary.json``."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .._validation import plural
@@ -65,15 +63,14 @@ def _lines_of_prose(args, saved, notes):
     document a line, as ``mixbayes cluster`` reads it; None where it looks like a table."""
     from .._formats import read_list
     from ..corpus import raw_text_options
-    from ._inputs import _not_a_table
+    from ._inputs import _not_a_table, prose_note
 
     shape = args.text_column is None and _not_a_table(args.input)
     if not shape:
         return None
     fitted_to_text = saved.preprocessing is not None and saved.preprocessing.tokens is not None
     options = {} if fitted_to_text else raw_text_options()
-    notes.append(f"{os.path.basename(args.input)} does not look like a table ({shape}); read "
-                 "as one document per line")
+    notes.append(prose_note(args.input, shape))
     return saved.texts(read_list(args.input, "input"), **options)
 
 

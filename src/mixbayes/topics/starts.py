@@ -37,8 +37,12 @@ def residual_topic(docs, theta_PK, threshold=3.0):
     return topic / topic.sum()
 
 
-def grow_topics(docs, theta_PK, n_components, alpha_for, c_for, em_steps=3, weight_tol=1e-4,
-                weight_max_steps=20):
+# the weight solves of the starts: to 1e-4 in L1, at most 20 Newton steps a document
+WEIGHT_TOL, WEIGHT_MAX_STEPS = 1e-4, 20
+
+
+def grow_topics(docs, theta_PK, n_components, alpha_for, c_for, em_steps=3,
+                weight_tol=WEIGHT_TOL, weight_max_steps=WEIGHT_MAX_STEPS):
     """Add residual topics one at a time until there are ``n_components``; return the topics
     (the documents ``docs`` end holding their weights).
 
@@ -133,5 +137,5 @@ def _grow_distinct(X, theta_PK, n_components, alpha_for, c_for):
     K = theta_PK.shape[1]
     docs = blocks.Documents(blocks.with_weights(blocks.CountsCSR.from_matrix(rows),
                                                 np.full((rows.shape[0], K), 1.0 / K)))
-    docs.update(blocks.solve, theta_PK, c_for(K), 1e-4, 20)
+    docs.update(blocks.solve, theta_PK, c_for(K), WEIGHT_TOL, WEIGHT_MAX_STEPS)
     return np.ascontiguousarray(grow_topics(docs, theta_PK, n_components, alpha_for, c_for))
