@@ -269,8 +269,8 @@ def test_one_newton_step_a_document_after_the_third_iteration(monkeypatch):
     steps = []
     solve = blocks.solve_weights
 
-    def counted(counts, theta, omega, c, tol, max_steps, start=None):
-        taken = solve(counts, theta, omega, c, tol, max_steps, start)
+    def counted(counts, theta, omega, c, tol, max_steps, start=None, objectives=None):
+        taken = solve(counts, theta, omega, c, tol, max_steps, start, objectives)
         steps.append((max_steps, int(taken.max())))
         return taken
 
@@ -811,3 +811,49 @@ def test_warm_start_reaches_the_cold_optimum_at_the_true_k(seed):
     cost = np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
     rows, cols = linear_sum_assignment(cost)
     assert np.abs(a[rows] - b[cols]).max() < 2e-3
+
+
+def test_the_scores_kept_for_the_weight_solve_are_the_documents_objectives():
+    """The loop keeps every document's share of the log posterior at the weights it commits,
+    under the topics it holds (the candidate's score, or the accepted secant proposal's), and
+    the next weight solve reads them in place of recomputing them: after every iteration they
+    must equal the objectives computed afresh, and sum to the logged log posterior."""
+    from mixbayes.topics import _fit
+
+    corpus, _ = mb.datasets.make_topic_corpus(200, 150, 4, 60, random_state=2)
+    counts = blocks.CountsCSR.from_matrix(corpus.counts)
+    rng = np.random.default_rng(0)
+    theta0 = rng.dirichlet(np.ones(150), 4).T.copy()
+    alpha, c = 0.1, 0.25
+    docs = blocks.Documents(blocks.start(counts, theta0))
+    settings = _fit.FitSettings(alpha, c, tol=0.0, max_iter=30, weight_tol=1e-4,
+                                weight_max_steps=20, qn_below=np.inf)
+    seen = []
+
+    def check(iteration, L, theta):
+        block = docs.block
+        direct = blocks._objectives(counts, theta, block.omega, c)
+        np.testing.assert_array_equal(block.objectives, direct)
+        assert L == pytest.approx(direct.sum() + alpha * np.log(theta).sum(), rel=1e-13)
+        seen.append(iteration)
+
+    result = _fit.fit_map(docs, theta0, settings, callback=check)
+    assert seen == list(range(1, 31))
+    assert 0 < result.qn_accepted < 30  # both ways of committing are checked
+
+
+def test_the_weight_solve_with_known_objectives_equals_it_computing_them():
+    corpus, _ = mb.datasets.make_topic_corpus(100, 80, 3, 40, random_state=5)
+    counts = blocks.CountsCSR.from_matrix(corpus.counts)
+    theta = np.random.default_rng(1).dirichlet(np.ones(80), 3).T.copy()
+    omega = blocks.start_weights(counts, theta)
+    warm = np.random.default_rng(2).dirichlet(np.ones(3), 100)
+    known = blocks._objectives(counts, theta, omega, 1 / 3)
+    outputs = []
+    for objectives in (None, known):
+        o, w = omega.copy(), warm.copy()
+        blocks.solve_weights(counts, theta, o, 1 / 3, 1e-4, 1, w, objectives)
+        outputs.append((o, w))
+    np.testing.assert_array_equal(outputs[0][0], outputs[1][0])
+    np.testing.assert_array_equal(outputs[0][1], outputs[1][1])
+    assert not np.array_equal(outputs[0][0], omega)  # the step moved some weights

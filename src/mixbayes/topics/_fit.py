@@ -174,7 +174,7 @@ def _fit_map(docs, theta_PK, settings, callback):
 
     theta = theta_PK.copy()
     threshold = s.tol * docs.total_words  # the gain at which the loop stops
-    L = docs.sum(blocks.objective, theta, s.c) + log_prior(theta)
+    L = docs.update_sum(blocks.score, theta, s.c) + log_prior(theta)
     result = FitResult(MapState(theta, L), [L])
     history = []  # the topics' logits of the last EM iterates (the weights' are in docs)
     gain = np.inf
@@ -189,11 +189,12 @@ def _fit_map(docs, theta_PK, settings, callback):
             history.append(theta_logits(new_theta))
             docs.update(blocks.push)
         if not (secant and len(history) == 3):
-            L_new = docs.sum(blocks.objective, new_theta, s.c, "new_omega") + log_prior(new_theta)
+            L_new = docs.update_sum(blocks.score_candidate, new_theta, s.c) \
+                + log_prior(new_theta)
         else:
             U, V = history[1] - history[0], history[2] - history[1]
             # one pass over the documents for their share of L and of the dot products
-            share = docs.sum(blocks.candidate_and_secant, new_theta, s.c)
+            share = docs.update_sum(blocks.candidate_and_secant, new_theta, s.c)
             L_new = share[0] + log_prior(new_theta)
             uu, vu, vv = share[1:] + np.array([U @ U, V @ U, V @ V])
             step = _squarem_step(uu, vu, vv)

@@ -355,17 +355,21 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps, work):
 
 
 def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
-                  steps_N):
+                  steps_N, before_N):
     """:func:`solve_document` for every document (rows of CSR counts), in parallel.
 
     Each document's solve starts from its row of ``start_NK``, which receives the solution; the
     solution replaces the row of ``omega_NK`` unless it is worse there (possible only when the
     solver stops early), so this step never lowers the objective. ``start_NK`` may be
-    ``omega_NK`` itself. Documents are independent given the topics, so the result is the same
-    whatever the number of threads; ``steps_N`` receives the Newton steps taken.
+    ``omega_NK`` itself. ``before_N`` holds every document's :math:`l` at its row of
+    ``omega_NK`` (:func:`document_objectives`, which the MAP loop has from scoring that weight
+    last iteration), or is empty, and then they are computed here: one pass of a logarithm an
+    entry less an iteration. Documents are independent given the topics, so the result is the
+    same whatever the number of threads; ``steps_N`` receives the Newton steps taken.
     """
     n = indptr.shape[0] - 1
     K = theta_PK.shape[1]
+    known = before_N.shape[0] == n
     size = (n + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in prange(_N_CHUNKS):
         lo_doc, hi_doc = chunk * size, min((chunk + 1) * size, n)
@@ -381,8 +385,12 @@ def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, 
             for k in range(K):
                 if not current[k] > 0.0:
                     positive = False
-            before = (document_objective(words, counts, theta_PK, current, c) if positive
-                      else -np.inf)
+            if not positive:
+                before = -np.inf
+            elif known:
+                before = before_N[i]
+            else:
+                before = document_objective(words, counts, theta_PK, current, c)
             solution = start_NK[i]
             steps_N[i], after = solve_document(words, counts, theta_PK, solution, c, tol,
                                                max_steps, work)
@@ -392,35 +400,28 @@ def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, 
 
 
 def _em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
-    r"""Document half of the EM step, and the log-likelihood at the current parameters.
+    r"""Document half of the EM step.
 
     For every non-zero :math:`x_{ij}` writes ``ratio`` = :math:`x_{ij}/q_{ij}` (CSR order) and sets
     :math:`t_{ik} = \omega_{ik}\sum_j \theta_{jk} x_{ij}/q_{ij}` (expected topic counts of each
-    document). Returns :math:`\sum_{ij} x_{ij}\log q_{ij}`.
+    document). No logarithm: the loop scores the new weights under the new topics instead.
     """
     n = indptr.shape[0] - 1
     K = theta_PK.shape[1]
-    size = (n + _N_CHUNKS - 1) // _N_CHUNKS
-    partial = np.zeros(_N_CHUNKS)
-    for chunk in prange(_N_CHUNKS):
-        acc = 0.0
-        for i in range(chunk * size, min((chunk + 1) * size, n)):
-            w = omega_NK[i]
-            out = topic_counts_NK[i]
+    for i in prange(n):
+        w = omega_NK[i]
+        out = topic_counts_NK[i]
+        for k in range(K):
+            out[k] = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            row = theta_PK[indices[e]]
+            q = _mix(w, row)
+            r = data[e] / q
+            ratio[e] = r
             for k in range(K):
-                out[k] = 0.0
-            for e in range(indptr[i], indptr[i + 1]):
-                row = theta_PK[indices[e]]
-                q = _mix(w, row)
-                r = data[e] / q
-                ratio[e] = r
-                acc += data[e] * math.log(q)
-                for k in range(K):
-                    out[k] += r * row[k]
-            for k in range(K):
-                out[k] *= w[k]
-        partial[chunk] = acc
-    return ordered_sum(partial)
+                out[k] += r * row[k]
+        for k in range(K):
+            out[k] *= w[k]
 
 
 def _em_words(col_indptr, col_rows, col_to_csr, ratio, theta_PK, omega_NK, word_counts_PK):
@@ -458,6 +459,14 @@ def _log_likelihood(indptr, indices, data, theta_PK, omega_NK):
                 acc += data[e] * math.log(q)
         partial[chunk] = acc
     return ordered_sum(partial)
+
+
+def _document_objectives(indptr, indices, data, theta_PK, omega_NK, c, out_N):
+    """:func:`document_objective` of every document (rows of CSR counts) into ``out_N``."""
+    n = indptr.shape[0] - 1
+    for i in prange(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        out_N[i] = document_objective(indices[lo:hi], data[lo:hi], theta_PK, omega_NK[i], c)
 
 
 @njit(cache=True)
@@ -600,12 +609,15 @@ _solve_weights_builds = twice(_solve_weights)
 _em_documents_builds = twice(_em_documents)
 _em_words_builds = twice(_em_words)
 _log_likelihood_builds = twice(_log_likelihood)
+_document_objectives_builds = twice(_document_objectives)
 
 
 def solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
-                  steps_N):
+                  steps_N, before_N=None):
+    before_N = np.empty(0) if before_N is None else before_N
     return _solve_weights_builds(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol,
-                                 max_steps, steps_N, work=10 * data.size * theta_PK.shape[1])
+                                 max_steps, steps_N, before_N,
+                                 work=10 * data.size * theta_PK.shape[1])
 
 
 def em_documents(indptr, indices, data, theta_PK, omega_NK, ratio, topic_counts_NK):
@@ -623,8 +635,14 @@ def log_likelihood(indptr, indices, data, theta_PK, omega_NK):
                                   work=data.size * theta_PK.shape[1])
 
 
+def document_objectives(indptr, indices, data, theta_PK, omega_NK, c, out_N):
+    return _document_objectives_builds(indptr, indices, data, theta_PK, omega_NK, c, out_N,
+                                       work=data.size * theta_PK.shape[1])
+
+
 for _public, _raw in ((solve_weights, _solve_weights), (em_documents, _em_documents),
-                      (em_words, _em_words), (log_likelihood, _log_likelihood)):
+                      (em_words, _em_words), (log_likelihood, _log_likelihood),
+                      (document_objectives, _document_objectives)):
     _public.__doc__ = _raw.__doc__
 
 

@@ -60,7 +60,12 @@ class Block(Sized):
     warm: np.ndarray  # (n, K) the weight solver's last solutions, its next start
     new_omega: np.ndarray = None  # (n, K) this iteration's candidate (EM or secant step)
     history: tuple = ()  # the weights' logits (n * (K - 1),) of the last EM iterates
-    proposal: tuple = None  # (weights, logits) of the secant step last proposed
+    proposal: tuple = None  # (weights, logits, objectives) of the secant step last proposed
+    # (n,) each document's share of the objective at ``omega`` (``new_omega``) under the
+    # topics the MAP loop holds (will hold once it commits), where known: the loop scores the
+    # candidate anyway, and the next weight solve needs those values under the same topics
+    objectives: np.ndarray = None
+    new_objectives: np.ndarray = None
 
 
 def start_weights(counts, theta_PK):
@@ -94,13 +99,35 @@ def _objective(counts, theta_PK, omega_NK, c):
                                    omega_NK) + float(c * np.log(omega_NK).sum())
 
 
+def _objectives(counts, theta_PK, omega_NK, c):
+    """Every document's :math:`\sum_j x_{ij}\log q_{ij} + c\sum_k\log\omega_{ik}` (n,)."""
+    out = np.empty(counts.shape[0])
+    _kernels.document_objectives(counts.indptr, counts.indices, counts.data, theta_PK,
+                                 omega_NK, c, out)
+    return out
+
+
+def score(block, theta_PK, c):
+    """The block's share of the log posterior at its weights under ``theta_PK``, the topics
+    the loop holds; the block keeps the documents' shares for the next weight solve."""
+    values = _objectives(block.counts, theta_PK, block.omega, c)
+    return replace(block, objectives=values), float(values.sum())
+
+
+def score_candidate(block, theta_PK, c):
+    """:func:`score` of the candidate weights under the candidate topics ``theta_PK``."""
+    values = _objectives(block.counts, theta_PK, block.new_omega, c)
+    return replace(block, new_objectives=values), float(values.sum())
+
+
 def candidate_and_secant(block, theta_PK, c):
-    """The candidate weights' share of the log posterior under ``theta_PK``, and the weights'
-    share of the secant step's :math:`U^\\top U`, :math:`V^\\top U` and :math:`V^\\top V` (from
-    the last three iterates), in one pass."""
+    """:func:`score_candidate`, and the weights' share of the secant step's
+    :math:`U^\\top U`, :math:`V^\\top U` and :math:`V^\\top V` (from the last three
+    iterates), in one pass."""
     h0, h1, h2 = _last(block.history, 3)
     U, V = h1 - h0, h2 - h1
-    return np.array([objective(block, theta_PK, c, "new_omega"), U @ U, V @ U, V @ V])
+    block, share = score_candidate(block, theta_PK, c)
+    return block, np.array([share, U @ U, V @ U, V @ V])
 
 
 def residual(block, theta_PK, threshold=3.0):
@@ -138,20 +165,22 @@ def solve(block, theta_PK, c, tol, max_steps):
     omega = block.omega.copy()
     if theta_PK.shape[1] > 1:
         solve_weights(block.counts, theta_PK, omega, c, tol, max_steps)
-    return replace(block, omega=omega, warm=omega.copy())
+    return replace(block, omega=omega, warm=omega.copy(), objectives=None)
 
 
-def solve_weights(counts, theta_PK, omega_NK, c, tol, max_steps, start_NK=None):
+def solve_weights(counts, theta_PK, omega_NK, c, tol, max_steps, start_NK=None,
+                  objectives=None):
     """Conditional MAP weights of every document given the topics, in place in ``omega_NK``.
 
     The solver starts from ``start_NK`` (default: ``omega_NK``), which then holds the solutions;
-    ``omega_NK`` takes each solution that does not lower the document's objective. Returns the
-    Newton steps per document.
+    ``omega_NK`` takes each solution that does not lower the document's objective, which
+    ``objectives`` gives at ``omega_NK`` where known (:func:`score`). Returns the Newton steps
+    per document.
     """
     steps = np.empty(counts.shape[0], dtype=np.int64)
     start = omega_NK if start_NK is None else start_NK
     _kernels.solve_weights(counts.indptr, counts.indices, counts.data, theta_PK, omega_NK,
-                           start, c, tol, max_steps, steps)
+                           start, c, tol, max_steps, steps, objectives)
     return steps
 
 
@@ -160,7 +189,7 @@ def em(block, theta_PK, c):
     :math:`\omega_{ik} \propto t_{ik} + c` replace the current ones; returns the block and
     its word counts :math:`\hat x_{jk}` (p, K), whose sum over blocks gives the new topics."""
     omega, word_counts = _em(block.counts, theta_PK, block.omega, c)
-    return replace(block, omega=omega), word_counts
+    return replace(block, omega=omega, objectives=None), word_counts
 
 
 def _em(counts, theta_PK, omega_NK, c):
@@ -184,9 +213,11 @@ def solve_em(block, theta_PK, c, tol, max_steps):
     omega, warm = block.omega, block.warm
     if theta_PK.shape[1] > 1:
         omega, warm = omega.copy(), warm.copy()
-        solve_weights(block.counts, theta_PK, omega, c, tol, max_steps, warm)
+        solve_weights(block.counts, theta_PK, omega, c, tol, max_steps, warm,
+                      block.objectives)
     new_omega, word_counts = _em(block.counts, theta_PK, omega, c)
-    return replace(block, omega=omega, warm=warm, new_omega=new_omega), word_counts
+    return replace(block, omega=omega, warm=warm, new_omega=new_omega, objectives=None), \
+        word_counts
 
 
 def weight_logits(omega_NK):
@@ -227,14 +258,15 @@ def propose(block, theta_PK, coefficients, c):
     omega /= omega.sum(axis=1, keepdims=True)
     np.maximum(omega, (c / (block.counts.lengths + K * c))[:, None], out=omega)
     omega /= omega.sum(axis=1, keepdims=True)
-    return replace(block, proposal=(omega, Y)), _objective(block.counts, theta_PK, omega, c)
+    values = _objectives(block.counts, theta_PK, omega, c)
+    return replace(block, proposal=(omega, Y, values)), float(values.sum())
 
 
 def accept(block):
     """The proposal becomes the candidate, its logits the only iterate kept (the next cycle of
     the extrapolation starts there)."""
-    omega, Y = block.proposal
-    return replace(block, new_omega=omega, history=(Y,), proposal=None)
+    omega, Y, values = block.proposal
+    return replace(block, new_omega=omega, new_objectives=values, history=(Y,), proposal=None)
 
 
 def drop_oldest(block):
@@ -243,12 +275,13 @@ def drop_oldest(block):
 
 def keep_current(block):
     """The candidate is the current weights (a step that would lower the log posterior)."""
-    return replace(block, new_omega=block.omega)
+    return replace(block, new_omega=block.omega, new_objectives=block.objectives)
 
 
 def commit(block):
     """The candidate becomes the current weights."""
-    return replace(block, omega=block.new_omega, new_omega=None, proposal=None)
+    return replace(block, omega=block.new_omega, new_omega=None, proposal=None,
+                   objectives=block.new_objectives, new_objectives=None)
 
 
 class Documents:
