@@ -269,8 +269,8 @@ def test_one_newton_step_a_document_after_the_third_iteration(monkeypatch):
     steps = []
     solve = blocks.solve_weights
 
-    def counted(counts, theta, omega, c, tol, max_steps, start=None, objectives=None):
-        taken = solve(counts, theta, omega, c, tol, max_steps, start, objectives)
+    def counted(counts, theta, omega, c, tol, max_steps, *rest):
+        taken = solve(counts, theta, omega, c, tol, max_steps, *rest)
         steps.append((max_steps, int(taken.max())))
         return taken
 
@@ -279,7 +279,9 @@ def test_one_newton_step_a_document_after_the_third_iteration(monkeypatch):
     loop = steps[:one_step.n_iter_]
     assert [max_steps for max_steps, _ in loop[:3]] == [one_step.weight_max_steps] * 3
     assert max(taken for _, taken in loop[:3]) > 1
-    assert all(max_steps == taken == 1 for max_steps, taken in loop[3:])
+    # one step at most (a lazy iteration may leave every document to the EM step)
+    assert all(max_steps == 1 and taken <= 1 for max_steps, taken in loop[3:])
+    assert all(taken == 1 for _, taken in loop[4::5])  # every fifth iteration is a full one
     assert steps[-1][0] == one_step.weight_max_steps  # the final solve, to weight_tol
     monkeypatch.setattr(_fit, "SOLVED_ITERATIONS", 10**9)
     solved = TopicModel(5, tol=1e-9, max_iter=500).fit(corpus.counts)
@@ -706,7 +708,8 @@ def test_default_stopping_rule_is_per_word():
     assert model.tol == 1e-5 and model.converged_
     assert 10 <= model.n_iter_ <= 20
     gains = np.diff(model.log_posterior_trace_)
-    assert gains[-1] <= 1e-5 * words < gains[-2]  # stopped at the first iteration below tol
+    # stopped at the first full iteration below tol (a lazy one below it is followed by one)
+    assert gains[-1] <= 1e-5 * words and np.all(gains[:-2] > 1e-5 * words)
     tight = TopicModel(8, tol=1e-9, max_iter=2000).fit(X)
     assert tight.n_iter_ > 50
     assert 0 <= (tight.log_posterior_ - model.log_posterior_) / words < 1e-4
@@ -780,7 +783,12 @@ def test_select_n_topics_refines_every_k_the_coarse_pass_leaves_close():
     for k in set(rows) - set(refined):  # left coarse: more than twice the largest move below
         assert rows[k]["log_bayes_factor"] < best - 2 * max(np.abs(moves))
     assert min(moves) > 2000  # the coarse pass's evidence is far from the fine one's ...
-    assert abs(best - fine.table[4]["log_bayes_factor"]) < 100  # ... the refined one is not
+    # ... the refined one is not: refined and fine differ by 5-530 nats over K = 7..13 (two
+    # fits stopped at 3e-6 nats a word, the evidence read at each stop), with or without the
+    # lazy iterations (measured), against moves above 2,000 and gaps of 2,000-5,000 between Ks
+    refined_gaps = [abs(rows[k]["log_bayes_factor"] - fine.table[k - 6]["log_bayes_factor"])
+                    for k in refined]
+    assert max(refined_gaps) < 600 < 2000 < min(moves)
     assert {row["tol"] for row in fine.table} == {3e-6}
     assert any("continued to 3e-06" in note for note in fast.notes)
     with pytest.raises(ValueError, match="scan_tol must be a positive number"):
@@ -857,3 +865,40 @@ def test_the_weight_solve_with_known_objectives_equals_it_computing_them():
     np.testing.assert_array_equal(outputs[0][0], outputs[1][0])
     np.testing.assert_array_equal(outputs[0][1], outputs[1][1])
     assert not np.array_equal(outputs[0][0], omega)  # the step moved some weights
+
+
+def test_lazy_iterations_skip_settled_documents_and_reach_the_same_map(monkeypatch):
+    """Between full iterations (every fifth) a document whose last Newton step moved its
+    weights by less than settle_tol takes only the EM step; the loop stops only after a full
+    iteration, at the MAP of the loop that steps every document (300 simulated documents,
+    K = 5, 1e-9 nats a word: log posteriors within 1e-3, topics within 1e-5)."""
+    import functools
+
+    from mixbayes.topics import _fit
+
+    corpus, _ = mb.datasets.make_topic_corpus(300, 200, 5, 80, random_state=4)
+    solved = []
+    solve = blocks.solve_weights
+
+    def counted(counts, theta, omega, c, tol, max_steps, start=None, objectives=None,
+                skip=None):
+        taken = solve(counts, theta, omega, c, tol, max_steps, start, objectives, skip)
+        solved.append(int((taken > 0).sum()))
+        return taken
+
+    monkeypatch.setattr(blocks, "solve_weights", counted)
+    lazy = TopicModel(5, tol=1e-9, max_iter=500).fit(corpus.counts)
+    loop = solved[:lazy.n_iter_]
+    full = [loop[i - 1] for i in range(5, lazy.n_iter_ + 1, 5)]
+    between = [n for i, n in enumerate(loop, 1) if i > 3 and i % 5]
+    assert min(full) > 0 and max(between) < 300 and sum(between) < 0.5 * 300 * len(between)
+    assert loop[-1] == 300  # it stopped on a full iteration
+    solved.clear()  # at 1e-8 a lazy iteration's gain falls below the tolerance first
+    coarse = TopicModel(5, tol=1e-8, max_iter=500).fit(corpus.counts)
+    assert solved[coarse.n_iter_ - 1] == 300
+    monkeypatch.setattr(_fit, "FitSettings", functools.partial(_fit.FitSettings,
+                                                               settle_tol=0.0))
+    every = TopicModel(5, tol=1e-9, max_iter=500).fit(corpus.counts)
+    assert lazy.converged_ and every.converged_
+    assert abs(lazy.log_posterior_ - every.log_posterior_) < 1e-3
+    np.testing.assert_allclose(lazy.topics_, every.topics_, atol=1e-5)

@@ -45,6 +45,19 @@ topics can flip a document's active set), so fits over shards part from the in-p
 before meeting it again at the MAP; :mod:`mixbayes.distributed`'s tests compare trajectories
 under solves to tolerance.
 
+Lazy iterations. Between full iterations (every ``full_every``-th, and the first
+``SOLVED_ITERATIONS``), a document whose last Newton step moved its weights by less than
+``settle_tol`` in L1 norm takes no Newton step, only the EM step (which also raises
+:math:`L`); a document stays settled until a full iteration moves it more. Settled documents
+are near their conditional MAP already and the step would be most of their cost; the fixed
+point is unchanged, as every document is stepped every full iteration, and the loop stops only
+after a full one (a lazy iteration's small gain may be the settled documents' share left out,
+and the next iteration is then a full one). On 20 Newsgroups' train split (K = 20, 2 cores,
+two runs each, tomotopy's 500 sweeps beside): 25.3 and 26.5 s against 34.7 and 29.7 s for a
+Newton step every document every iteration, 140 iterations either way, the held-out
+completion log-likelihood (-8.0790 a word) and NPMI (0.286) the same, the log posterior 30
+nats of 1.03e7 lower at the stop.
+
 Each block can only raise :math:`L`, so its trace never decreases. The loop stops when the
 gain per word, :math:`\Delta L / \sum_i m_i`, is at most ``tol`` (see
 :class:`~mixbayes.topics.TopicModel` for why it is relative to the data and no longer the
@@ -119,6 +132,7 @@ def _floor_topics(theta_PK, total_words, alpha):
 
 # iterations whose weight solves run to weight_tol; one Newton step a document after them
 SOLVED_ITERATIONS = 3
+SETTLE_TOL, FULL_EVERY = 1e-3, 5
 
 
 @dataclass
@@ -131,6 +145,10 @@ class FitSettings:
     weight_max_steps: int
     qn_below: float  # use the quasi-Newton step once the last gain is below this
     qn_halvings: int = 4  # shorter secant jumps tried before giving up on one
+    # lazy iterations (see the module docstring): a Newton step only for documents its last
+    # one moved by at least settle_tol (L1), every document's every full_every-th iteration
+    settle_tol: float = SETTLE_TOL
+    full_every: int = FULL_EVERY
 
 
 @dataclass
@@ -178,11 +196,13 @@ def _fit_map(docs, theta_PK, settings, callback):
     result = FitResult(MapState(theta, L), [L])
     history = []  # the topics' logits of the last EM iterates (the weights' are in docs)
     gain = np.inf
+    lazy = False
     # the weight solve starts from its own last solution (the conditional MAP under the
     # previous topics), which is closer to the next one than the EM or secant update of omega
     for iteration in range(1, s.max_iter + 1):
         steps = s.weight_max_steps if iteration <= SOLVED_ITERATIONS else 1
-        word_counts = docs.update_sum(blocks.solve_em, theta, s.c, s.weight_tol, steps)
+        word_counts = docs.update_sum(blocks.solve_em, theta, s.c, s.weight_tol, steps,
+                                      s.settle_tol, lazy)
         new_theta = topics_from_counts(word_counts, s.alpha)
         secant = K > 1 and gain < s.qn_below
         if secant:
@@ -228,8 +248,12 @@ def _fit_map(docs, theta_PK, settings, callback):
         result.n_iter = iteration
         if callback is not None:
             callback(iteration, L, theta)
-        if gain <= threshold:
+        if gain <= threshold and not lazy:
             result.converged = True
             break
+        # a small gain of a lazy iteration may be the settled documents' share left out: the
+        # next iteration is a full one, and only a full one may stop the loop
+        lazy = (iteration >= SOLVED_ITERATIONS and (iteration + 1) % s.full_every != 0
+                and gain > threshold)
     result.state = MapState(theta, L)
     return result

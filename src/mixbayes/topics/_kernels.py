@@ -355,7 +355,7 @@ def solve_document(words, counts, theta_PK, w, c, tol, max_steps, work):
 
 
 def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
-                  steps_N, before_N):
+                  steps_N, before_N, skip_N):
     """:func:`solve_document` for every document (rows of CSR counts), in parallel.
 
     Each document's solve starts from its row of ``start_NK``, which receives the solution; the
@@ -364,12 +364,14 @@ def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, 
     ``omega_NK`` itself. ``before_N`` holds every document's :math:`l` at its row of
     ``omega_NK`` (:func:`document_objectives`, which the MAP loop has from scoring that weight
     last iteration), or is empty, and then they are computed here: one pass of a logarithm an
-    entry less an iteration. Documents are independent given the topics, so the result is the
+    entry less an iteration. Documents where ``skip_N`` (empty: none) is true keep their
+    weights and take no step. Documents are independent given the topics, so the result is the
     same whatever the number of threads; ``steps_N`` receives the Newton steps taken.
     """
     n = indptr.shape[0] - 1
     K = theta_PK.shape[1]
     known = before_N.shape[0] == n
+    skipping = skip_N.shape[0] == n
     size = (n + _N_CHUNKS - 1) // _N_CHUNKS
     for chunk in prange(_N_CHUNKS):
         lo_doc, hi_doc = chunk * size, min((chunk + 1) * size, n)
@@ -378,6 +380,9 @@ def _solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, 
             longest = max(longest, indptr[i + 1] - indptr[i])
         work = workspace(K, longest)
         for i in range(lo_doc, hi_doc):
+            if skipping and skip_N[i]:
+                steps_N[i] = 0
+                continue
             lo, hi = indptr[i], indptr[i + 1]
             words, counts = indices[lo:hi], data[lo:hi]
             current = omega_NK[i]
@@ -613,10 +618,11 @@ _document_objectives_builds = twice(_document_objectives)
 
 
 def solve_weights(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol, max_steps,
-                  steps_N, before_N=None):
+                  steps_N, before_N=None, skip_N=None):
     before_N = np.empty(0) if before_N is None else before_N
+    skip_N = np.empty(0, dtype=np.bool_) if skip_N is None else skip_N
     return _solve_weights_builds(indptr, indices, data, theta_PK, omega_NK, start_NK, c, tol,
-                                 max_steps, steps_N, before_N,
+                                 max_steps, steps_N, before_N, skip_N,
                                  work=10 * data.size * theta_PK.shape[1])
 
 

@@ -66,6 +66,9 @@ class Block(Sized):
     # candidate anyway, and the next weight solve needs those values under the same topics
     objectives: np.ndarray = None
     new_objectives: np.ndarray = None
+    # (n,) bool: documents whose last Newton step moved their weights by less than the loop's
+    # settle_tol, which a lazy iteration leaves to the EM step (see solve_em)
+    settled: np.ndarray = None
 
 
 def start_weights(counts, theta_PK):
@@ -169,18 +172,18 @@ def solve(block, theta_PK, c, tol, max_steps):
 
 
 def solve_weights(counts, theta_PK, omega_NK, c, tol, max_steps, start_NK=None,
-                  objectives=None):
+                  objectives=None, skip=None):
     """Conditional MAP weights of every document given the topics, in place in ``omega_NK``.
 
     The solver starts from ``start_NK`` (default: ``omega_NK``), which then holds the solutions;
     ``omega_NK`` takes each solution that does not lower the document's objective, which
-    ``objectives`` gives at ``omega_NK`` where known (:func:`score`). Returns the Newton steps
-    per document.
+    ``objectives`` gives at ``omega_NK`` where known (:func:`score`); documents where ``skip``
+    is true are left as they are. Returns the Newton steps per document.
     """
     steps = np.empty(counts.shape[0], dtype=np.int64)
     start = omega_NK if start_NK is None else start_NK
     _kernels.solve_weights(counts.indptr, counts.indices, counts.data, theta_PK, omega_NK,
-                           start, c, tol, max_steps, steps, objectives)
+                           start, c, tol, max_steps, steps, objectives, skip)
     return steps
 
 
@@ -206,18 +209,25 @@ def _em(counts, theta_PK, omega_NK, c):
     return omega, word_counts
 
 
-def solve_em(block, theta_PK, c, tol, max_steps):
+def solve_em(block, theta_PK, c, tol, max_steps, settle_tol=0.0, lazy=False):
     """One iteration's document work: the weights solved under ``theta_PK`` from the warm
     start, then the EM step from them, whose weights become the candidate ``new_omega``;
-    returns the block and its word counts."""
-    omega, warm = block.omega, block.warm
+    returns the block and its word counts.
+
+    A document whose solve moved its weights by less than ``settle_tol`` (L1) is *settled*;
+    a ``lazy`` iteration takes no Newton step for settled documents (their weights still take
+    the EM step), and a document stays settled until a full iteration moves it more.
+    """
+    omega, warm, settled = block.omega, block.warm, block.settled
     if theta_PK.shape[1] > 1:
+        skip = settled if lazy else None
         omega, warm = omega.copy(), warm.copy()
         solve_weights(block.counts, theta_PK, omega, c, tol, max_steps, warm,
-                      block.objectives)
+                      block.objectives, skip)
+        settled = np.abs(warm - block.warm).sum(axis=1) < settle_tol
     new_omega, word_counts = _em(block.counts, theta_PK, omega, c)
-    return replace(block, omega=omega, warm=warm, new_omega=new_omega, objectives=None), \
-        word_counts
+    return replace(block, omega=omega, warm=warm, new_omega=new_omega, objectives=None,
+                   settled=settled), word_counts
 
 
 def weight_logits(omega_NK):
