@@ -103,7 +103,7 @@ def _objective(counts, theta_PK, omega_NK, c):
 
 
 def _objectives(counts, theta_PK, omega_NK, c):
-    """Every document's :math:`\sum_j x_{ij}\log q_{ij} + c\sum_k\log\omega_{ik}` (n,)."""
+    r"""Every document's :math:`\sum_j x_{ij}\log q_{ij} + c\sum_k\log\omega_{ik}` (n,)."""
     out = np.empty(counts.shape[0])
     _kernels.document_objectives(counts.indptr, counts.indices, counts.data, theta_PK,
                                  omega_NK, c, out)
