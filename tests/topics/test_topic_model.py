@@ -779,7 +779,9 @@ def test_select_n_topics_refines_every_k_the_coarse_pass_leaves_close():
     refined = [k for k, row in rows.items() if row["tol"] == 3e-6]
     moves = [rows[k]["coarse_log_bayes_factor"] - rows[k]["log_bayes_factor"] for k in refined]
     best = rows[10]["log_bayes_factor"]
-    assert refined == list(range(7, 14))
+    # K = 7..13 on one machine, 8..12 on another (the coarse values move with rounding):
+    # the best and its neighbours refined, the ends of the range not
+    assert {9, 10, 11} <= set(refined) and not {6, 14} & set(refined)
     for k in set(rows) - set(refined):  # left coarse: more than twice the largest move below
         assert rows[k]["log_bayes_factor"] < best - 2 * max(np.abs(moves))
     assert min(moves) > 2000  # the coarse pass's evidence is far from the fine one's ...
