@@ -223,8 +223,10 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     for figure in ("tree.png", "trace.png", "dendrogram.png"):
         assert (out / figure).stat().st_size > 10_000
     assert len((out / "trace.csv").read_text().splitlines()) == 31
-    assert summary["settings"]["covariance_type"] == "known"
-    assert np.ndim(tree["components"][0]["covariance"]) == 0
+    assert summary["settings"]["covariance_type"] == "tied"  # one shared matrix, the default
+    covariances = [np.asarray(c["covariance"]) for c in tree["components"]]
+    assert covariances[0].shape == (2, 2) and all(np.array_equal(c, covariances[0])
+                                                  for c in covariances)
     linkage = np.loadtxt(out / "linkage.csv", delimiter=",", skiprows=1)
     assert linkage.shape == (119, 4) and linkage[-1, 3] == 120
     full = (out / "dendrogram.newick").read_text().strip()
@@ -232,14 +234,19 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     loaded = mb.load(out / "model.npz")
     assert np.array_equal(loaded.labels_, [int(r.split(",")[1]) for r in rows[1:]])
     assert "spreads differ" not in result.stdout + result.stderr
-    # one feature in other units: a note that the widest feature decides (round components)
+    # one feature in other units: with round components (known) a note that the widest
+    # feature decides; the tied default whitens the points, so units do not matter to it
     X[:, 1] *= 1000.0
     np.savetxt(tmp_path / "grams.csv", X, delimiter=",", header="height,weight", comments="")
     result = _run("cluster", "grams.csv", "--model", "tree", "--n-iter", "2", "--out", "g",
-                  cwd=tmp_path)
+                  "--covariance-type", "known", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "note: the features' spreads differ" in result.stdout + result.stderr
     assert "(weight " in result.stdout + result.stderr
+    result = _run("cluster", "grams.csv", "--model", "tree", "--n-iter", "2", "--out", "g2",
+                  cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "spreads differ" not in result.stdout + result.stderr
     # --depth auto: the depth chosen and every depth's evidence, printed and in the summary
     result = _run("cluster", "points.csv", "--model", "tree", "--depth", "auto", "--n-iter",
                   "3", "--out", "auto", cwd=tmp_path)

@@ -110,7 +110,7 @@ def test_every_savable_kind_is_described(capsys, saved):
     assert lines[2].startswith(f"size: 90 points x 3 features -> a tree of depth 2: {branches} "
                                "top-level branch")
     assert lines[2].endswith(f"{tree.n_components_} component"
-                             + ("" if tree.n_components_ == 1 else "s"))
+                             + ("" if tree.n_components_ == 1 else "s") + " (tied covariances)")
     assert lines[3].startswith(f"fit: 1 chain x 6 sweeps; best regularised complete-data "
                                f"log-likelihood {tree.best_rcdll_:.6g}")
     nodes = [line for line in lines[4:] if line.startswith("node ")]

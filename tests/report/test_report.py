@@ -146,7 +146,9 @@ def test_each_kind_makes_a_self_contained_page(saved, kind):
         nodes = payload["nodes"]
         assert len(nodes) == model.tree_.n_nodes and nodes[0]["parent"] == -1
         assert len(payload["points"]) == 90 and len(payload["points"][0]) == 2 + model.depth
-        assert payload["ellipses"] is None  # the known shared sigma: one radius
+        # the tied default: one shared covariance, so every component's ellipse is alike
+        ellipses = payload["ellipses"]
+        assert len(ellipses) == model.n_components_ and all(e == ellipses[0] for e in ellipses)
         _dendrogram_is_the_top_of_linkage(payload["dendrogram"], model.linkage_)
         return
     components = payload["components"]

@@ -5,7 +5,7 @@
     mixbayes demo [--out DIR]
     mixbayes cluster INPUT --model dmm [-k K | --select 2:30] [--labels FILE] [--out DIR] [--seed N]
     mixbayes cluster POINTS --model gmm [-k K] [--covariance-type full|diag|spherical]
-    mixbayes cluster POINTS --model tree [--depth 2] [--covariance-type known|full|diag|spherical]
+    mixbayes cluster POINTS --model tree [--depth 2] [--covariance-type tied|known|full|diag|spherical]
     mixbayes cluster INPUT --model dmm|gmm -k K (--scheduler ADDRESS | --workers N)
     mixbayes cluster INPUT --model hdp [--n-iter 100] [--gamma0 1] [--alpha0 1]
     mixbayes cluster POINTS --model hdp --groups FILE

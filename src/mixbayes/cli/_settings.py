@@ -18,7 +18,7 @@ _CLUSTER_OPTIONS = {
     "select": ("--select", ("dmm",), None),
     "inference": ("--inference", ("dmm",), "vb"),
     "n_init": ("--n-init", ("dmm", "gmm"), {"dmm": 5, "gmm": 1}),
-    "covariance_type": ("--covariance-type", ("gmm", "tree"), {"gmm": "full", "tree": "known"}),
+    "covariance_type": ("--covariance-type", ("gmm", "tree"), {"gmm": "full", "tree": "tied"}),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
     "n_iter": ("--n-iter", ("hdp", "tree"), 100),
     "burn_in": ("--burn-in", ("hdp", "tree"), None),
@@ -121,8 +121,8 @@ def read_settings(parsed):
                             "upper bound with -k)")
                 raise ValueError(f"{flag} applies to --model {' or '.join(models)}, not "
                                  f"--model {model}{hint}.")
-            if dest == "covariance_type" and value == "known" and model == "gmm":
-                raise ValueError("--covariance-type known applies to --model tree only (a "
+            if dest == "covariance_type" and value in ("known", "tied") and model == "gmm":
+                raise ValueError(f"--covariance-type {value} applies to --model tree only (a "
                                  "Gaussian mixture estimates every component's covariance): "
                                  "use full, diag or spherical.")
             if value is None:

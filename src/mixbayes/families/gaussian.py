@@ -503,6 +503,70 @@ def known_variance_log_marginal(stats, variance, prior_variance):
             - 0.5 * d * np.log1p(n * prior_variance / variance) - 0.5 * quadratic / variance)
 
 
+# the pooled within-cluster covariance of a tied model is shrunk this far towards its
+# diagonal: a table with few points per cluster (digits: 61 columns, some almost constant)
+# otherwise gives near-singular directions that whitening would blow up
+TIED_SHRINKAGE = 0.1
+
+
+@dataclass(frozen=True)
+class Whitening:
+    r"""The map :math:`x \mapsto (x - c)A` under which a shared covariance :math:`\Sigma`
+    becomes the identity: :math:`\Sigma = V\Lambda V^\top`, :math:`A = V\Lambda^{-1/2}`, so
+    :math:`A^\top\Sigma A = I` and :math:`A^{-\top}A^{-1} = \Sigma`. A Gaussian density of
+    the whitened points is one of the points times :math:`|\det A|`: ``log_det`` is
+    :math:`\log|\det A| = -\tfrac12\log|\Sigma|`, what a log-likelihood of ``n`` whitened
+    points needs ``n`` times to be one of the points themselves."""
+
+    centre: np.ndarray  # c (d,)
+    transform: np.ndarray  # A (d, d)
+    inverse: np.ndarray  # A^{-1} (d, d)
+    log_det: float  # log |det A|
+
+    @classmethod
+    def of_covariance(cls, centre, covariance):
+        """The whitening of ``covariance`` (symmetric, positive semi-definite) about
+        ``centre``; directions of (almost) no variance - below 1e-6 of the largest, a constant
+        column - get that floor, and a covariance of no variance at all the identity."""
+        values, vectors = np.linalg.eigh(np.atleast_2d(covariance))
+        top = float(values.max(initial=0.0))
+        if not top > 0.0:
+            values, vectors = np.ones_like(values), np.eye(values.size)
+        else:
+            values = np.maximum(values, 1e-6 * top)
+        root = np.sqrt(values)
+        return cls(np.asarray(centre, float).copy(), vectors / root, (vectors * root).T,
+                   float(-np.log(root).sum()))
+
+    def apply(self, X):
+        """The whitened points :math:`(x - c)A`."""
+        return (np.asarray(X, float) - self.centre) @ self.transform
+
+    def restore(self, Y):
+        """Points of the whitened space back in the original one, :math:`yA^{-1} + c`."""
+        return np.asarray(Y, float) @ self.inverse + self.centre
+
+    @property
+    def covariance(self):
+        r""":math:`\Sigma = A^{-\top}A^{-1}`, the covariance whitened to the identity."""
+        return self.inverse.T @ self.inverse
+
+
+def pooled_within_covariance(X, labels, shrinkage=TIED_SHRINKAGE):
+    r"""The clusters' shared covariance: the within-cluster scatter of ``X`` (rows grouped by
+    ``labels``) over :math:`n - k` (:math:`k` clusters; at least 1), shrunk by ``shrinkage``
+    towards its own diagonal, :math:`(1 - \lambda) W + \lambda\,\operatorname{diag} W`."""
+    X = np.asarray(X, float)
+    _, cluster = np.unique(labels, return_inverse=True)
+    k = int(cluster.max(initial=-1)) + 1
+    centres = np.zeros((k, X.shape[1]))
+    np.add.at(centres, cluster, X)
+    centres /= np.bincount(cluster, minlength=k)[:, None]
+    residuals = X - centres[cluster]
+    within = residuals.T @ residuals / max(X.shape[0] - k, 1)
+    return (1.0 - shrinkage) * within + shrinkage * np.diag(np.diag(within))
+
+
 def column_variances(X, ddof=0):
     """Per-column variances of ``X``, exactly 0 for a constant column.
 

@@ -3,6 +3,8 @@ posterior regularisation (Huang et al. 2021), fitted by MCMC (:mod:`mixbayes.tre
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -22,8 +24,9 @@ from .._validation import (
 )
 from ..diagnostics import effective_sample_size, split_rhat
 from ..partition import kept_sweeps
-from ..families.gaussian import (GaussianFamily, KnownVarianceMarginal, column_variances,
-                                  data_scale, scaled_prior)
+from ..families.gaussian import (GaussianFamily, KnownVarianceMarginal, Whitening,
+                                  column_variances, data_scale, pooled_within_covariance,
+                                  scaled_prior)
 from . import _regularisation as reg
 from . import _sampler, _state
 from ._linkage import tree_linkage
@@ -32,7 +35,8 @@ from ._tree import Tree, linkage_to_newick, simplify
 
 
 AUTO_DEPTHS = (1, 2, 3, 4, 5)  # the depths depth="auto" compares
-COVARIANCE_TYPES = ("known", "full", "diag", "spherical")
+COVARIANCE_TYPES = ("known", "tied", "full", "diag", "spherical")
+SHARED = ("known", "tied")  # the types with one covariance for every component, fixed
 REGROUP_AT = (0.2, 0.4, 0.6, 0.8)  # shares of the burn-in after which init="ward" regroups
 
 
@@ -89,9 +93,24 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         :math:`\varepsilon_0`, the margin each node must keep from its siblings.
     discriminant_variance : float, default=1.0
         :math:`\nu^2`, prior variance of every discriminant :math:`\eta_z`.
-    covariance_type : {"known", "full", "diag", "spherical"}, default="known"
+    covariance_type : {"tied", "known", "full", "diag", "spherical"}, default="tied"
         The components' covariances. ``"known"``: one shared :math:`\sigma^2 I`
-        (``observation_variance``). The others are unknown, one per component, with conjugate
+        (``observation_variance``). ``"tied"``: one shared :math:`\sigma^2\Sigma`, with
+        :math:`\Sigma` the pooled within-leaf covariance of the Ward start's leaves, shrunk
+        by ``mixbayes.families.gaussian.TIED_SHRINKAGE`` (0.1) towards its diagonal
+        (:func:`mixbayes.families.gaussian.pooled_within_covariance`): the known model run on
+        the points whitened by :math:`\Sigma` (:class:`~mixbayes.families.gaussian.Whitening`;
+        the means' prior variance :math:`s_0^2` and :math:`\sigma^2` in its units), so
+        features in other units or correlated within the clusters weigh as much as the
+        others. At every burn-in regroup (``init``) :math:`\Sigma` is re-estimated from the
+        chain's own leaves, :math:`\sigma^2` kept in its units; after burn-in it is fixed, so
+        the kept chain is exact for the model with that :math:`\Sigma` (an empirical-Bayes
+        plug-in, as the known :math:`\sigma^2` is). :attr:`means_` and
+        :attr:`covariances_` (``(K, d, d)``, all equal) are in the points' units,
+        :attr:`log_evidence_` and :attr:`best_rcdll_` include the whitening's Jacobian, and
+        :attr:`whitening_` and :attr:`whitening_centre_` hold the map. With
+        ``margin_weight > 0`` (no regroups) :math:`\Sigma` stays the start's. The others are
+        unknown, one per component, with conjugate
         priors scaled from the data (:func:`mixbayes.families.gaussian.scaled_prior`): the
         prior mean covariance :math:`\bar\Sigma` is the points' covariance (plus
         :math:`10^{-6}` times each column's variance on the diagonal, for collinear or
@@ -112,8 +131,16 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         kept 12 leaves, leaf ARI 0.40, against 3 leaves and 0.98 with the points'
         covariance; on the UCI tables below the two scales gave close leaf ARIs but for
         ecoli with full, 0.40 against 0.61, and iris with diag, 0.47 against 0.64.)
-        Why ``"known"`` stays the default: dendrogram purity of ``paths_`` / leaf ARI on the six
-        standardised UCI tables (one seed, other settings default, 100 sweeps):
+        Why ``"tied"`` is the default (2026-12-04, ``bench/bench_tree.py``'s 15 sets, chain
+        seeds 0-2, dendrogram purity of :attr:`linkage_`): within 0.01 of the best of Ward,
+        average, genie and the Normal-inverse-Wishart BHC on 10, 10 and 11 of 15 sets against
+        8, 6 and 8 for ``"known"``, the mean gap to the best peer -0.005 against -0.018 (iris
+        0.890 against 0.800, crabs 0.406 against 0.351, diabetes 0.738 against 0.747, yeast
+        0.361 against 0.389; bench/bench_tree.py's table has every set). Re-estimating
+        :math:`\sigma^2` from the chain's leaves at each regroup gave 9, 8 and 10.
+
+        Before ``"tied"`` the default was ``"known"``: dendrogram purity of ``paths_`` / leaf ARI
+        on the six standardised UCI tables (one seed, other settings default, 100 sweeps):
 
         ========  ===========  ===========  ===========  ===========
         table     known        spherical    diag         full
@@ -126,7 +153,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         yeast     .331 / .094  .327 / .069  .274 / .012  .274 / .012
         ========  ===========  ===========  ===========  ===========
 
-        ``"known"`` has the best purity on four tables (diag's is lower on five); the best
+        ``"known"`` had the best purity on four tables (diag's is lower on five); the best
         leaf ARI is diag's on three, spherical's, full's and known's on one each; no type is
         better on most tables by both measures. Full and diag fit fewer leaves than known
         (ecoli: 6 and 6 against 13; wdbc with full: 6 against 39); on yeast, whose columns
@@ -296,7 +323,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
 
     def __init__(self, depth=2, *, top_concentration=1.0, branch_concentration=0.01,
                  path_concentration=0.1, margin_weight=0.0, margin=1.0,
-                 discriminant_variance=1.0, covariance_type="known", observation_variance=None,
+                 discriminant_variance=1.0, covariance_type="tied", observation_variance=None,
                  mean_prior_variance=None, n_iter=100, burn_in=None, n_chains=1, init="ward",
                  moves="path", max_samples=200, point_estimate=None, random_state=0,
                  verbose=0):
@@ -337,6 +364,22 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                 f"sigma^2); got observation_variance={self.observation_variance!r} with "
                 f"covariance_type={self.covariance_type!r}: leave it None (the covariances' "
                 f"prior is scaled from the data) or use covariance_type='known'.")
+        # the start's stream, drawn only where a start is built (a Generator passed as
+        # random_state then gives the chains the streams it gave them before "tied" existed)
+        start_rng = (check_random_state(self.random_state).spawn(1)[0]
+                     if self.init == "ward" or self.observation_variance is None else None)
+        self._whitening = None
+        if self.covariance_type == "tied":
+            # Sigma from the leaves of a Ward start on the points as they are, the chain's
+            # start Ward's tree of the whitened points; the chain re-estimates Sigma from its
+            # own leaves at every burn-in regroup (crabs, 3 seeds: dendrogram purity 0.421
+            # against 0.381 starting from the first Ward start, 0.351 for "known")
+            first = ward_start(X, self.depth_, start_rng)
+            data = self._tied_data(X, first.paths[:, -1])
+            start = ward_start(data.points, self.depth_, start_rng)
+            if start.within_variance > 0:  # sigma^2 by the known model's rule, as regrouped
+                data = dataclasses.replace(data, observation_variance=start.within_variance)
+            return data, start
         variances = column_variances(X)
         scale = data_scale(variances)
         s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
@@ -346,24 +389,53 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             floor = np.diag(1e-6 * np.where(variances > 0, variances, scale))
             covariance = np.atleast_2d(np.cov(X.T, bias=True)) * (variances > 0) + floor
             family = scaled_prior(self.covariance_type, X.mean(axis=0), covariance, s02)
+            start = ward_start(X, self.depth_, start_rng, family=family)
+            return self._tree_data(X, None, s02, family), start
+        return self._shared_data(X, start_rng)
+
+    def _shared_data(self, X, start_rng):
+        """The data of the known sigma^2 I and the Ward start, or None where neither the
+        start nor sigma^2 needs it."""
+        scale = data_scale(column_variances(X))
+        s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
         start = None  # the Ward start, built only when the start or sigma^2 needs it
         if self.init == "ward" or self.observation_variance is None:
-            start_rng = check_random_state(self.random_state).spawn(1)[0]
-            start = ward_start(X, self.depth_, start_rng, family=family)
+            start = ward_start(X, self.depth_, start_rng)
         if self.observation_variance is None:
             within = start.within_variance
             observation_variance = within if within > 0 else 0.1 * scale
         else:
             observation_variance = float(self.observation_variance)
-        data = _state.TreeData(
+        return self._tree_data(X, observation_variance, s02, None), start
+
+    def _tree_data(self, X, observation_variance, s02, family):
+        """:class:`~mixbayes.tree._state.TreeData` of the points ``X`` with these settings."""
+        return _state.TreeData(
             X, self.depth_, float(self.top_concentration), float(self.branch_concentration),
             float(self.path_concentration),
-            observation_variance,
+            1.0 if observation_variance is None else observation_variance,
             X.mean(axis=0),
             s02,
             float(self.margin_weight), float(self.margin), float(self.discriminant_variance),
             family)
-        return data, start
+
+    def _log_jacobian(self):
+        """log |det A| of the tied model's whitening (0 for every other type)."""
+        return 0.0 if self._whitening is None else self._whitening.log_det
+
+    def _tied_data(self, X, leaves):
+        r"""A tied model's data: :math:`\Sigma` the pooled within-leaf covariance of the
+        points ``X`` under ``leaves`` (:func:`~mixbayes.families.gaussian.pooled_within_covariance`),
+        the points whitened by it (``self._whitening``), and :math:`\sigma^2` those leaves'
+        pooled within variance of the whitened points, averaged over features (the known
+        model's rule, about 1)."""
+        self._whitening = Whitening.of_covariance(X.mean(axis=0),
+                                                  pooled_within_covariance(X, leaves))
+        Y = self._whitening.apply(X)
+        scale = data_scale(column_variances(Y))
+        s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
+        within = float(np.trace(pooled_within_covariance(Y, leaves, shrinkage=0.0))) / Y.shape[1]
+        return self._tree_data(Y, within if within > 0 else 0.1 * scale, s02, None)
 
     def fit(self, X, y=None):
         """Run the chains and keep the state with the highest RCDLL after burn-in (with
@@ -399,8 +471,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         if (self.init == "ward" and self.moves == "path" and self.depth_ > 1
                 and self.margin_weight == 0):
             regroup_at = {int(f * burn_in) for f in REGROUP_AT} - {burn_in}
+        first_data, first_whitening = data, self._whitening
+        best_data, best_whitening = data, self._whitening
         for chain, stream in enumerate(streams):
             rng, reg_rng = stream.spawn(2)
+            data, self._whitening = first_data, first_whitening
             state = _sampler.initial_state(data, rng, reg_rng, *start)
             with progress(self.n_iter, self.verbose, f"tree chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
@@ -408,19 +483,31 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                     rate = _sampler.sweep(data, state, rng, reg_rng, moves=moves,
                                           stats=stats)
                     if sweep in regroup_at:  # burn-in only: a new start, kept leaves
+                        if self._whitening is not None:  # and a tied Sigma from them
+                            # (sigma^2, in units of Sigma, kept: the start's ratio of a
+                            # cluster's spread to the leaves' pooled one; bench/bench_tree.py,
+                            # 3 seeds: 10-11 of 15 sets within 0.01 of the best peer, 8-10
+                            # re-estimating it from the leaves too)
+                            data = dataclasses.replace(
+                                self._tied_data(X, state.paths[:, -1]),
+                                observation_variance=data.observation_variance)
                         state = _sampler.initial_state(
                             data, rng, reg_rng,
                             regroup(data.points, state.paths[:, -1], self.depth_),
                             state.comp)
-                    value = _state.rcdll(data, state)
+                    # a tied fit's RCDLL in the units of the points (its whitening's Jacobian),
+                    # comparable between chains whose Sigma differ
+                    value = _state.rcdll(data, state) + data.n_points * self._log_jacobian()
                     trace[chain, sweep] = (value, state.K, rate, state.nodes_per_level(),
                                            *(stats[m] for m in _sampler.RESTRUCTURING))
                     if sweep >= burn_in and value > best_value:
                         best, best_value = state.copy(), value
+                        best_data, best_whitening = data, self._whitening
                     if sweep in keep:
                         samples.append(state.paths.T.astype(np.int32))
                     bar.update()
-        self._store(data, best, best_value, trace, burn_in)
+        self._whitening = best_whitening
+        self._store(best_data, best, best_value, trace, burn_in)
         self.level_samples_ = (np.array(samples, dtype=np.int32) if samples else
                                np.zeros((0, self.depth_, data.n_points), dtype=np.int32))
         if self.point_estimate is not None:
@@ -488,18 +575,21 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                   "level_samples_": (("*", "L", "n"), "int", "optional"),
                   "point_labels_": (("n",), "int", "optional")}
         kind = self.covariance_type
-        shape = {"full": ("K", "p", "p"), "diag": ("K", "p")}.get(kind, ("K",))
-        rule = "f" if kind == "full" else "+"
+        matrices = kind in ("full", "tied")
+        shape = ("K", "p", "p") if matrices else {"diag": ("K", "p")}.get(kind, ("K",))
+        rule = "f" if matrices else "+"
         # optional for "known": files saved before the tree had covariances lack them
         extra = ("optional",) if kind == "known" else ()
         arrays.update(precisions_=(shape, rule) + extra, covariances_=(shape, rule) + extra)
-        if kind != "known":
+        if kind == "tied":
+            arrays.update(whitening_=(("p", "p"), "f"), whitening_centre_=(("p",), "f"))
+        elif kind != "known":
             arrays["covariance_prior_"] = (shape[1:], "f")
         saved = {"n_components_": "count", "n_features_in_": "count", "best_rcdll_": "real",
                  "depth_": "count", "log_evidence_": "real",
                  "observation_variance_": "+", "mean_prior_variance_": "+",
                  "rhat_": "figures", "ess_": "figures"}
-        if kind != "known":
+        if kind not in SHARED:
             saved.update(mean_precision_prior_="+", degrees_of_freedom_prior_="+")
 
         def sizes(scalars, arrays):
@@ -517,7 +607,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         return Schema(arrays, saved, sizes=sizes,
                       dtypes=dict(tree_trace=trace_dtype, depth_scores=lambda: depth_scores),
                       positive_definite=(("precisions_", "covariance_prior_") if kind == "full"
-                                         else ()),
+                                         else ("precisions_",) if kind == "tied" else ()),
                       probe=self._probe)
 
     def _probe(self):
@@ -539,7 +629,15 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         self.node_parent_, self.node_level_, self.node_size_ = parent, level, size
         self.node_weights_ = weights
         self.means_ = state.means[:K].copy()
-        if data.family is None:
+        whitening = self._whitening
+        if whitening is not None:  # tied: sigma^2 Sigma, the means in the points' units
+            self.means_ = whitening.restore(self.means_)
+            covariance = data.observation_variance * whitening.covariance
+            self.covariances_ = np.repeat(covariance[None], K, axis=0)
+            self.precisions_ = np.repeat(np.linalg.inv(covariance)[None], K, axis=0)
+            self.whitening_ = whitening.transform.copy()
+            self.whitening_centre_ = whitening.centre.copy()
+        elif data.family is None:
             self.precisions_ = np.full(K, 1.0 / data.observation_variance)
             self.covariances_ = np.full(K, float(data.observation_variance))
         else:
@@ -596,10 +694,12 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                                                  data.mean_prior_variance)
         else:  # the components' own conjugate marginal (statistics centred at m_0 alike)
             log_marginal = data.family.log_marginal_likelihood
-        Z, self.log_evidence_ = tree_linkage(
+        Z, log_evidence = tree_linkage(
             data.points - data.grouped.prior_mean, self.labels_, state.comp, self.node_parent_,
             self.node_level_, log_marginal, float(self.top_concentration),
             full=data.covariance_type == "full")
+        # tied: the whitened points' evidence times the Jacobian, a density of the points
+        self.log_evidence_ = log_evidence + data.n_points * self._log_jacobian()
         return Z
 
     @property
@@ -639,14 +739,19 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         X = check_points(X, "X")
         check_n_features(X, self)
         family = None
-        if self.covariance_type != "known":
+        if self.covariance_type == "tied":  # the sampler's units: the whitened points
+            X = (X - self.whitening_centre_) @ self.whitening_
+        elif self.covariance_type != "known":
             family = GaussianFamily(self.covariance_type, self.prior_mean_,
                                     self.mean_precision_prior_, self.degrees_of_freedom_prior_,
                                     self.covariance_prior_)
         data = _state.TreeData(X, self.depth_, 1.0, 1.0, 1.0, self.observation_variance_,
                                  self.prior_mean_, self.mean_prior_variance_, family=family)
         precisions = None if family is None else self.precisions_
-        loglik = np.hstack([_state.component_loglik(data, self.means_, precisions),
+        means = self.means_
+        if self.covariance_type == "tied":
+            means = (means - self.whitening_centre_) @ self.whitening_
+        loglik = np.hstack([_state.component_loglik(data, means, precisions),
                             data.log_predictive[:, None]])
         parent, count, level = self.state_parent_, self.state_count_, self.state_level_
         leaves = np.flatnonzero(level == self.depth_)

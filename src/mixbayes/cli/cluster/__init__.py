@@ -64,10 +64,12 @@ def add_parser(sub):
     cluster.add_argument("--n-init", type=positive_int, default=None, metavar="N",
                          help="dmm, gmm: restarts, the best kept (default: 5 dmm, 1 gmm, as "
                          "in Python)")
-    cluster.add_argument("--covariance-type", choices=("full", "diag", "spherical", "known"),
-                         default=None, help="gmm, tree: covariance of each component; known "
-                         "(tree only): one variance shared by all, estimated from the points "
-                         "(default: full gmm, known tree)")
+    cluster.add_argument("--covariance-type",
+                         choices=("full", "diag", "spherical", "known", "tied"),
+                         default=None, help="gmm, tree: covariance of each component; tree "
+                         "only: known, one variance shared by all, or tied, one covariance "
+                         "matrix shared by all, each estimated from the points (default: full "
+                         "gmm, tied tree)")
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
     cluster.add_argument("--n-iter", type=positive_int, default=None, metavar="N",
