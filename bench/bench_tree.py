@@ -397,6 +397,16 @@ def variants(args):
 
 VARIANT_NOTES = """
 
+Re-run 2026-12-04 after the tied default (columns: *default* = `covariance_type="tied"`,
+*known* = the default before it, the others the tied default with one setting changed; seed
+0, a quiet machine). Depth 3 and depth "auto" reach 11 of 15 here; over chain seeds 0-2 (a
+throwaway script over this file's `data_sets` and `fit_ours`) depth 3 was within 0.01 of the
+best peer on 11, 10 and 10 sets against 10, 10 and 11 at depth 2, the mean gap to the best
+peer -0.001 against -0.005: not enough to change the default depth (every seed's count within
+one), and "auto" costs five fits (about five times the default's time, where the default takes
+12.3x Ward's on yeast against a goal of 20x). The
+paragraphs below were written for the known default (the table of 2026-12-02).
+
 No single setting changes the count much: each wins some tables and loses others by 0.01-0.06
 (before the regroup below: depth 1 raises wdbc to 0.89 and wine to 0.91 but lowers iris, digits and ecoli; depth 3 raises
 glass and digits and lowers ecoli). The default's upper levels are Ward's start (`moves="path"`
