@@ -108,6 +108,11 @@ def test_dendrogram_legend_names_every_colour_it_draws():
     named = {to_hex(line.get_color()) for line in legend.get_lines()}
     drawn = {to_hex(c) for collection in axis.collections for c in collection.get_colors()}
     assert drawn and drawn <= named
+    # a cluster at the foot inside one branch has its label in that branch's colour (its stem
+    # may be drawn in the grey of the merge above it); a label across branches stays black
+    labels = {to_hex(label.get_color()) for label in axis.get_xticklabels()}
+    branch_colours = named - {to_hex("0.35")}
+    assert labels & branch_colours and labels <= branch_colours | {to_hex("black")}
 
 
 def test_progress_only_when_verbose(capsys):

@@ -524,9 +524,14 @@ def plot_dendrogram(model, max_leaves=60):
     shown = dendrogram_clusters(Z, max_leaves)
     # (no contracted-merge markers: they pile up as blobs at the foot, inside a component)
     truncate = dict(truncate_mode="lastp", p=shown, show_contracted=False) if shown < n else {}
-    dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
-               link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
-               **truncate)
+    drawn = dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
+                       link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
+                       **truncate)
+    # a cluster shown whole at the foot has no link of its own (its stem is drawn in the colour
+    # of the merge above it, grey where that joins branches): its label carries its branch
+    for label, node in zip(ax.get_xticklabels(), drawn["leaves"]):
+        if not mixed[node]:
+            label.set_color(colour_of[branch_of[node]])
     top_height = float(Z[:, 2].max()) if Z.size else 1.0
     for stage in range(1, int(np.floor(top_height)) + 1):
         ax.axhline(stage, color="0.75", lw=0.8, ls="--", zorder=0)
