@@ -268,17 +268,16 @@ def data_sets(quick):
 def start_of(model, X, seed):
     """The Ward start the fit began from (the same stream ``fit`` draws it from; a tied fit's
     is Ward's tree of the points whitened by the first Ward start's leaves)."""
+    from sklearn.base import clone
+
     from mixbayes._validation import check_random_state
-    from mixbayes.families.gaussian import Whitening, pooled_within_covariance
     from mixbayes.tree._start import ward_start
 
     rng = check_random_state(seed).spawn(1)[0]
     start = ward_start(X, model.depth, rng)
     if model.covariance_type != "tied":
         return start.paths
-    whitening = Whitening.of_covariance(X.mean(axis=0),
-                                        pooled_within_covariance(X, start.paths[:, -1]))
-    return ward_start(whitening.apply(X), model.depth, rng).paths
+    return ward_start(clone(model)._whiten(X, start.paths[:, -1]), model.depth, rng).paths
 
 
 def compare(name, X, y, seeds):

@@ -284,6 +284,8 @@ def test_tied_covariance_is_the_whitened_known_model():
     assert one.covariance_type == "tied"
     np.testing.assert_array_equal(one.labels_, two.labels_)
     np.testing.assert_array_equal(one.linkage_[:, :2], two.linkage_[:, :2])
+    listed = mb.HierarchicalMixture(2, n_iter=20, random_state=0).fit(X.tolist())
+    np.testing.assert_array_equal(listed.labels_, one.labels_)  # re-whitened at each regroup
     assert two.log_evidence_ == pytest.approx(one.log_evidence_ - N * d * np.log(2), rel=1e-12)
     assert two.best_rcdll_ == pytest.approx(one.best_rcdll_ - N * d * np.log(2), rel=1e-12)
     np.testing.assert_allclose(two.means_, 2.0 * one.means_, rtol=1e-12)

@@ -3,8 +3,6 @@ posterior regularisation (Huang et al. 2021), fitted by MCMC (:mod:`mixbayes.tre
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -375,29 +373,29 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             # own leaves at every burn-in regroup (crabs, 3 seeds: dendrogram purity 0.421
             # against 0.381 starting from the first Ward start, 0.351 for "known")
             first = ward_start(X, self.depth_, start_rng)
-            data = self._tied_data(X, first.paths[:, -1])
-            start = ward_start(data.points, self.depth_, start_rng)
-            if start.within_variance > 0:  # sigma^2 by the known model's rule, as regrouped
-                data = dataclasses.replace(data, observation_variance=start.within_variance)
-            return data, start
-        variances = column_variances(X)
-        scale = data_scale(variances)
-        s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
-        family = None
+            return self._shared_data(self._whiten(X, first.paths[:, -1]), start_rng)
         if not known:
+            variances = column_variances(X)
+            scale, s02 = self._scales(X)
             # the floor keeps the prior scale positive definite on collinear or constant columns
             floor = np.diag(1e-6 * np.where(variances > 0, variances, scale))
             covariance = np.atleast_2d(np.cov(X.T, bias=True)) * (variances > 0) + floor
             family = scaled_prior(self.covariance_type, X.mean(axis=0), covariance, s02)
             start = ward_start(X, self.depth_, start_rng, family=family)
-            return self._tree_data(X, None, s02, family), start
+            within = start.within_variance  # unused by the families' kernels, kept as before
+            return self._tree_data(X, within if within > 0 else 0.1 * scale, s02, family), start
         return self._shared_data(X, start_rng)
 
-    def _shared_data(self, X, start_rng):
-        """The data of the known sigma^2 I and the Ward start, or None where neither the
-        start nor sigma^2 needs it."""
+    def _scales(self, X):
+        """``(scale, s_0^2)``: the points' scale, and the means' prior variance (that scale
+        unless ``mean_prior_variance`` is given)."""
         scale = data_scale(column_variances(X))
-        s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
+        return scale, scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
+
+    def _shared_data(self, X, start_rng):
+        """The data of the known sigma^2 I (or of the tied model, ``X`` whitened) and the Ward
+        start, or None where neither the start nor sigma^2 needs it."""
+        scale, s02 = self._scales(X)
         start = None  # the Ward start, built only when the start or sigma^2 needs it
         if self.init == "ward" or self.observation_variance is None:
             start = ward_start(X, self.depth_, start_rng)
@@ -413,7 +411,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         return _state.TreeData(
             X, self.depth_, float(self.top_concentration), float(self.branch_concentration),
             float(self.path_concentration),
-            1.0 if observation_variance is None else observation_variance,
+            observation_variance,
             X.mean(axis=0),
             s02,
             float(self.margin_weight), float(self.margin), float(self.discriminant_variance),
@@ -423,19 +421,14 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         """log |det A| of the tied model's whitening (0 for every other type)."""
         return 0.0 if self._whitening is None else self._whitening.log_det
 
-    def _tied_data(self, X, leaves):
-        r"""A tied model's data: :math:`\Sigma` the pooled within-leaf covariance of the
-        points ``X`` under ``leaves`` (:func:`~mixbayes.families.gaussian.pooled_within_covariance`),
-        the points whitened by it (``self._whitening``), and :math:`\sigma^2` those leaves'
-        pooled within variance of the whitened points, averaged over features (the known
-        model's rule, about 1)."""
+    def _whiten(self, X, leaves):
+        r"""The points ``X`` whitened by :math:`\Sigma`, their pooled within-leaf covariance
+        under ``leaves`` (:func:`~mixbayes.families.gaussian.pooled_within_covariance`); the
+        map is kept as ``self._whitening``."""
+        X = np.asarray(X, dtype=float)  # fit's own X too, which may be a list
         self._whitening = Whitening.of_covariance(X.mean(axis=0),
                                                   pooled_within_covariance(X, leaves))
-        Y = self._whitening.apply(X)
-        scale = data_scale(column_variances(Y))
-        s02 = scale if self.mean_prior_variance is None else float(self.mean_prior_variance)
-        within = float(np.trace(pooled_within_covariance(Y, leaves, shrinkage=0.0))) / Y.shape[1]
-        return self._tree_data(Y, within if within > 0 else 0.1 * scale, s02, None)
+        return self._whitening.apply(X)
 
     def fit(self, X, y=None):
         """Run the chains and keep the state with the highest RCDLL after burn-in (with
@@ -488,9 +481,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                             # cluster's spread to the leaves' pooled one; bench/bench_tree.py,
                             # 3 seeds: 10-11 of 15 sets within 0.01 of the best peer, 8-10
                             # re-estimating it from the leaves too)
-                            data = dataclasses.replace(
-                                self._tied_data(X, state.paths[:, -1]),
-                                observation_variance=data.observation_variance)
+                            points = self._whiten(X, state.paths[:, -1])
+                            data = self._tree_data(points, data.observation_variance,
+                                                   self._scales(points)[1], None)
                         state = _sampler.initial_state(
                             data, rng, reg_rng,
                             regroup(data.points, state.paths[:, -1], self.depth_),
@@ -739,8 +732,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         X = check_points(X, "X")
         check_n_features(X, self)
         family = None
+        means = self.means_
         if self.covariance_type == "tied":  # the sampler's units: the whitened points
-            X = (X - self.whitening_centre_) @ self.whitening_
+            X, means = ((Z - self.whitening_centre_) @ self.whitening_ for Z in (X, means))
         elif self.covariance_type != "known":
             family = GaussianFamily(self.covariance_type, self.prior_mean_,
                                     self.mean_precision_prior_, self.degrees_of_freedom_prior_,
@@ -748,9 +742,6 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         data = _state.TreeData(X, self.depth_, 1.0, 1.0, 1.0, self.observation_variance_,
                                  self.prior_mean_, self.mean_prior_variance_, family=family)
         precisions = None if family is None else self.precisions_
-        means = self.means_
-        if self.covariance_type == "tied":
-            means = (means - self.whitening_centre_) @ self.whitening_
         loglik = np.hstack([_state.component_loglik(data, means, precisions),
                             data.log_predictive[:, None]])
         parent, count, level = self.state_parent_, self.state_count_, self.state_level_
