@@ -386,8 +386,8 @@ def plot_tree(model, X=None, feature_names=None):
     Left: nodes by level (the root at the top), disc area proportional to the points through
     the node, each labelled with its number and size. Right (when ``X`` is given): the points
     coloured by their level-1 branch, in the first two features (two principal components when
-    there are more), with every used component's mean and its 2-sigma circle (the
-    components' known variance).
+    there are more), with every used component's mean and its 2-sigma ellipse (its
+    covariance projected into that plane; a circle for the known sigma^2 I).
     """
     import matplotlib.pyplot as plt
 
@@ -424,9 +424,7 @@ def plot_tree(model, X=None, feature_names=None):
     ax.set_xticks([])
     ax.set_xlim(x.min() - 0.8, x.max() + 0.8)
     ax.set_ylim(y.min() - 0.6, 0.4)
-    ax.set_title(f"{plural(int(sum(not c for c in children)), 'leaf', 'leaves')}, "
-                 f"{plural(len(children[0]), 'top-level branch', 'top-level branches')}"
-                 f" (disc area = points)")
+    ax.set_title(f"{model.tree_.describe()} (disc area = points)")
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     if X is not None:

@@ -107,7 +107,7 @@ def test_every_savable_kind_is_described(capsys, saved):
     lines = out.splitlines()
     assert status == 0 and err == ""
     branches = int(np.sum(tree.node_parent_ == 0))
-    assert lines[2].startswith(f"size: 90 points x 3 features -> a tree of depth 2: {branches} "
+    assert lines[2].startswith(f"size: 90 points x 3 features -> depth 2, a tree of {branches} "
                                "top-level branch")
     assert lines[2].endswith(f"{tree.n_components_} component"
                              + ("" if tree.n_components_ == 1 else "s") + " (tied covariances)")

@@ -368,3 +368,17 @@ def test_burn_in_regroups_the_leaves_by_wards_merges():
     fitted = mb.HierarchicalMixture(covariance_type="known", random_state=0).fit(X)
     assert mb.metrics.dendrogram_purity(fitted.linkage_, y) > 0.86
     assert np.unique(fitted.paths_[:, 0]).size < np.unique(fitted.labels_).size
+
+
+def test_the_tree_describes_its_shape_and_a_lone_leaf_as_such():
+    """``Tree.describe`` counts the simplified tree's top-level branches and leaves; a fit
+    whose every point shares one path is one leaf, not "a tree of 0 top-level branches"
+    (the CLI's summary, inspect and plot_tree's title print it)."""
+    X, _ = mb.datasets.make_tree_data(90, kind="nested", random_state=0)
+    tree = mb.HierarchicalMixture(n_iter=6).fit(X).tree_
+    top = int(np.sum(tree.parent == 0))
+    leaves = int(np.sum(~np.isin(np.arange(tree.n_nodes), tree.parent)))
+    assert top > 1 and leaves > top
+    assert tree.describe() == f"a tree of {top} top-level branches, {leaves} leaves"
+    lone = mb.HierarchicalMixture().fit(np.array([[1.0, 2.0], [1.1, 2.1], [0.9, 1.9]])).tree_
+    assert lone.n_nodes == 1 and lone.describe() == "one leaf (no branches)"

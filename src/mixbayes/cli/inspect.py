@@ -156,14 +156,11 @@ def _figures(model, declared, unit):
     page, view = declared
     p = model.n_features_in_
     if view == "tree":
-        parent = model.node_parent_
-        leaves = int(np.sum(~np.isin(np.arange(parent.size), parent)))
         chains, sweeps = model.trace_.shape
         rhat = float(model.rhat_.get("rcdll", float("nan")))
         verdict = "settled" if round(rhat, 2) <= 1.1 else "NOT settled (raise n_iter)"
-        branches = plural(int(np.sum(parent == 0)), "top-level branch", "top-level branches")
-        return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> a tree "
-                f"of depth {model.depth_}: {branches}, {plural(leaves, 'leaf', 'leaves')}, "
+        return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> "
+                f"depth {model.depth_}, {model.tree_.describe()}, "
                 f"{plural(model.n_components_, 'component')}" + (
                     "" if model.covariance_type == "known"
                     else f" ({model.covariance_type} covariances)"),

@@ -48,6 +48,19 @@ class Tree:
     def children(self, node):
         return np.flatnonzero(self.parent == node)
 
+    def describe(self):
+        """``"a tree of 3 top-level branches, 9 leaves"``, or where the simplified tree is its
+        root alone (every point on one path) ``"one leaf (no branches)"``: not "a tree of 0
+        top-level branches, 1 leaf"."""
+        from .._validation import plural
+
+        top = self.children(0).size
+        if top == 0:
+            return "one leaf (no branches)"
+        leaves = int(np.sum(~np.isin(np.arange(self.n_nodes), self.parent)))
+        return (f"a tree of {plural(top, 'top-level branch', 'top-level branches')}, "
+                f"{plural(leaves, 'leaf', 'leaves')}")
+
     def to_newick(self):
         """Newick string; nodes are named ``n<id>`` and every branch has length 1."""
         def write(node):

@@ -88,10 +88,9 @@ def run(args, settings, out, verbose, stream, start):
     save_figure(plotting.plot_dendrogram(model), out.file("dendrogram.png"))
     write_json(out.file("summary.json"), summary)
 
-    print(f"{plural(X.shape[0], 'point')} x {plural(X.shape[1], 'feature')} -> a tree of "
-          f"{plural(int(children[0].size), 'top-level branch', 'top-level branches')}, "
-          f"{plural(len(leaves), 'leaf', 'leaves')} and "
-          f"{plural(model.n_components_, 'component')} in {elapsed:.1f} s", file=stream)
+    print(f"{plural(X.shape[0], 'point')} x {plural(X.shape[1], 'feature')} -> "
+          f"{tree.describe()} and {plural(model.n_components_, 'component')} in "
+          f"{elapsed:.1f} s", file=stream)
     _print_tree(tree, children, stream)
     if hasattr(model, "depth_scores_"):
         summary["depth_scores"] = [
