@@ -40,6 +40,21 @@ def test_top_words_figure_has_one_panel_per_cluster(fitted):
         assert axis.get_xlabel() == "word probability"
 
 
+def test_top_words_figure_of_a_topic_model_orders_topics_by_their_weight():
+    """A topic model has weights, not clusters (no ``labels_``): its panels are its topics,
+    the most used first, titled by their mean weight (an AttributeError before)."""
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 40, 3, random_state=0)
+    model = mb.TopicModel(3, random_state=0).fit(corpus.counts)
+    fig = plotting.plot_top_words(model, corpus.vocabulary, n=5)
+    panels = [ax for ax in fig.axes if ax.axison]
+    order = np.argsort(-model.usage_, kind="stable")
+    assert [ax.get_title() for ax in panels] == [
+        f"topic {k} (mean weight {model.usage_[k]:.0%})" for k in order]
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == model.top_words(
+        corpus.vocabulary, n=5)[order[0]]
+    assert fig._suptitle.get_text() == "top words of 3 topics"
+
+
 def test_top_words_figure_at_high_k_shows_the_largest_and_says_so():
     corpus, _ = mb.datasets.make_dmm_corpus(200, 60, 8, random_state=1)
     model = mb.DirichletMultinomialMixture(20, n_init=1).fit(corpus.counts)

@@ -95,13 +95,16 @@ def plot_elbo_trace(model, ax=None):
 
 def plot_top_words(model, vocabulary, n=10, max_panels=12):
     """A grid of horizontal bar charts: the ``n`` most probable words of each cluster that
-    holds documents, the largest clusters first; with more than ``max_panels`` of them only
+    holds documents (of each topic of a :class:`~mixbayes.TopicModel`, which has weights,
+    not clusters: ``usage_``), the largest first; with more than ``max_panels`` of them only
     the largest are drawn, and the title says how many were left out."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
     K = model.components_.shape[0]
-    sizes = np.bincount(model.labels_, minlength=K)
+    topics = not hasattr(model, "labels_") and hasattr(model, "usage_")
+    kind = "topic" if topics else "cluster"
+    sizes = model.usage_ if topics else np.bincount(model.labels_, minlength=K)
     words = model.top_words(vocabulary, n=n)
     used = [k for k in np.argsort(-sizes, kind="stable") if sizes[k] > 0 and words[k]]
     shown = used[:max_panels]
@@ -118,16 +121,17 @@ def plot_top_words(model, vocabulary, n=10, max_panels=12):
         probs = model.components_[k, [column_of[w] for w in words[k]]]
         axis.barh(np.arange(len(probs))[::-1], probs, color="C0")
         axis.set_yticks(np.arange(len(probs))[::-1], words[k], fontsize=8)
-        axis.set_title(f"cluster {k} ({plural(sizes[k], 'doc')})", fontsize=9)
+        axis.set_title(f"topic {k} (mean weight {sizes[k]:.0%})" if topics
+                       else f"cluster {k} ({plural(sizes[k], 'doc')})", fontsize=9)
         axis.set_xlabel("word probability", fontsize=8)
         axis.tick_params(axis="x", labelsize=7)
         axis.xaxis.set_major_locator(MaxNLocator(3))  # a few short ticks: labels never collide
     left_out = len(used) - len(shown)
     empty = K - len(used)
-    heading = (f"top words of the {len(shown)} largest of {len(used)} clusters" if left_out
-               else f"top words of {plural(len(used), 'cluster')}")
+    heading = (f"top words of the {len(shown)} largest of {len(used)} {kind}s" if left_out
+               else f"top words of {plural(len(used), kind)}")
     if empty:
-        heading += f" ({empty} empty left out)"
+        heading += f" ({empty} {'unused' if topics else 'empty'} left out)"
     fig.suptitle(heading, fontsize=10)
     fig.tight_layout()
     return fig

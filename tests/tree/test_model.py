@@ -286,6 +286,9 @@ def test_tied_covariance_is_the_whitened_known_model():
     np.testing.assert_array_equal(one.linkage_[:, :2], two.linkage_[:, :2])
     listed = mb.HierarchicalMixture(2, n_iter=20, random_state=0).fit(X.tolist())
     np.testing.assert_array_equal(listed.labels_, one.labels_)  # re-whitened at each regroup
+    column = mb.HierarchicalMixture(2, n_iter=20, random_state=0).fit(X[:, 0])  # 1-D: a feature
+    np.testing.assert_array_equal(
+        column.labels_, mb.HierarchicalMixture(2, n_iter=20, random_state=0).fit(X[:, :1]).labels_)
     assert two.log_evidence_ == pytest.approx(one.log_evidence_ - N * d * np.log(2), rel=1e-12)
     assert two.best_rcdll_ == pytest.approx(one.best_rcdll_ - N * d * np.log(2), rel=1e-12)
     np.testing.assert_allclose(two.means_, 2.0 * one.means_, rtol=1e-12)

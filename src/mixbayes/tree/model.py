@@ -425,7 +425,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         r"""The points ``X`` whitened by :math:`\Sigma`, their pooled within-leaf covariance
         under ``leaves`` (:func:`~mixbayes.families.gaussian.pooled_within_covariance`); the
         map is kept as ``self._whitening``."""
-        X = np.asarray(X, dtype=float)  # fit's own X too, which may be a list
+        X = np.asarray(X, dtype=float)
         self._whitening = Whitening.of_covariance(X.mean(axis=0),
                                                   pooled_within_covariance(X, leaves))
         return self._whitening.apply(X)
@@ -439,6 +439,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         package's policy, :func:`mixbayes._kernel_tools.threads`): the fit is serial, so the
         model has no ``n_jobs``."""
         validate_params(self, self._parameter_rules)
+        # the points as every step reads them (a 1-D array is one feature): the burn-in
+        # regroups whiten fit's own X again
+        X = check_points(X, "X", min_samples=2)
         with threads(1):
             return self._fit(X)
 
