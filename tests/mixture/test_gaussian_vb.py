@@ -543,3 +543,12 @@ def test_max_iter_stops_the_fit_and_says_so():
     settled = mb.VariationalGaussianMixture(4, max_iter=500).fit(X)
     assert settled.converged_ and settled.n_iter_ < 500
     assert abs(settled.elbo_trace_[-1] - settled.elbo_trace_[-2]) <= settled.tol
+
+
+def test_three_points_in_three_components_are_three_effective_components():
+    """Each of three points keeps its own component with about one point's responsibility
+    (0.98-1.01: the weights' prior pulls), so all three count, as labels_ and the CLI's
+    listing say (the threshold was one whole point: 2 of 3)."""
+    model = mb.VariationalGaussianMixture(3).fit(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]))
+    assert np.bincount(model.labels_).tolist() == [1, 1, 1]
+    assert model.n_effective_components_ == 3

@@ -89,7 +89,8 @@ class VariationalGaussianMixture(VariationalMixture):
     covariance_floor_ : ndarray of shape (n_features,)
         :math:`\epsilon v`, what ``reg_covar`` added to the diagonal.
     n_effective_components_ : int
-        Components holding at least one point's worth of responsibility.
+        Components holding at least half a point's worth of responsibility (the expected
+        count under the weights' posterior).
     labels_, elbo_trace_, elbo_, n_iter_, converged_, n_features_in_
     """
 
@@ -233,7 +234,9 @@ class VariationalGaussianMixture(VariationalMixture):
             self.precisions_ = post.dof / post.scale
             self.covariances_ = 1.0 / self.precisions_
         counts = self._weights(state.weight_prior).counts(state.weight_concentration)
-        self.n_effective_components_ = int(np.sum(counts >= 1.0))
+        # half a point, not one: three points in three components hold 0.98-1.01 each
+        # (the weight prior's pull), and all three are clusters of a point (labels_)
+        self.n_effective_components_ = int(np.sum(counts >= 0.5))
 
     def _persist_schema(self, scalars):
         schema = super()._persist_schema(scalars)
