@@ -307,7 +307,9 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
     labels : str, os.PathLike or sequence, optional
         Labels file (one per line) or the labels themselves; overrides a ``labels.txt`` beside.
     text_column, id_column, label_column : str, optional
-        Column names for CSV input.
+        Column names for CSV input. Without ``id_column`` a column named ``id``, ``doc_id``,
+        ``document_id`` or ``docid`` (any case) gives the documents' ids, and without one they
+        are the rows' numbers from 0.
     **vectorizer_options
         Passed to ``CountVectorizer`` for text formats.
 
@@ -419,6 +421,10 @@ def _read_folder(path, **options):
     return Corpus.from_texts(texts, doc_ids=ids, **options)
 
 
+# names of a CSV column read as the documents' ids when no id_column is given
+ID_COLUMNS = ("id", "doc_id", "document_id", "docid")
+
+
 def _read_csv(path, text_column, id_column, label_column, **options):
     text = read_text(path)
     allow_long_fields(text)
@@ -432,6 +438,9 @@ def _read_csv(path, text_column, id_column, label_column, **options):
             raise ValueError(
                 f"{role}={column!r} is not a column of {path!r}; columns: {list(rows[0])}."
             )
+    if id_column is None:  # the table's own ids, where a column says it holds them
+        id_column = next((c for c in rows[0] if c is not None and c not in (
+            text_column, label_column) and c.strip().lower() in ID_COLUMNS), None)
     texts = [row[text_column] or "" for row in rows]
     ids = [row[id_column] for row in rows] if id_column else None
     labels = [row[label_column] for row in rows] if label_column else None

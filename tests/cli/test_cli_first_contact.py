@@ -616,3 +616,36 @@ def test_cluster_sizes_spell_out_documents_for_dmm_and_hdp(tmp_path, capsys, raw
     hdp = re.findall(r"^  cluster +\d+ \((.*?)\):", out, re.M)
     assert hdp and all(re.fullmatch(r" +\d+ documents?, +\d+ tokens?", h) for h in hdp), out
     assert "doc," not in out and "docs" not in out
+
+
+def test_a_small_table_of_documents_keeps_its_ids_and_lowers_the_default_k(tmp_path, capsys):
+    """A CSV of 7 documents (one empty) with its own id column: the default -k (10) is lowered
+    to the 6 documents with words, with a note; assignments.csv carries the table's ids; the
+    headline counts the clusters that hold documents; an explicit -k above them is an error
+    that says one document was left out."""
+    table = tmp_path / "docs.csv"
+    table.write_text("id,text,label\n" + "".join(
+        f"{i},{text},{label}\n" for i, (text, label) in enumerate(
+            [("the cat sat on the mat", "a"), ("dogs bark at cats", "a"),
+             ("stock markets fell", "b"), ("the bank raised rates", "b"), ("", "b"),
+             ("cats and dogs play", "a"), ("inflation and rates", "b")], start=11)),
+        encoding="utf-8")
+    out = tmp_path / "o"
+    status, stdout, stderr = _cli(capsys, "cluster", str(table), "--label-column", "label",
+                                  "--out", str(out))
+    assert status == 0, stderr
+    assert ("note: -k lowered from its default 10 to the number of documents with words (6, "
+            "after 1 empty document left out)") in stdout
+    summary = json.loads((out / "summary.json").read_text())
+    occupied = len({row.split(",")[1] for row in (out / "assignments.csv").read_text()
+                    .splitlines()[1:]})
+    assert summary["n_components"] == 6 and summary["notes"][0].startswith("-k lowered")
+    headline = next(line for line in stdout.splitlines() if " -> " in line)
+    assert headline.startswith(f"6 documents x 14 terms -> {occupied} cluster")
+    assert (occupied == 6) == ("(of K = 6 fitted)" not in headline)
+    ids = [row.split(",")[0] for row in (out / "assignments.csv").read_text().splitlines()[1:]]
+    assert ids == ["11", "12", "13", "14", "16", "17"]  # the table's, the empty 15 left out
+    status, _, err = _cli(capsys, "cluster", str(table), "-k", "9", "--out", str(tmp_path / "p"))
+    _one_line_error(status, err, "-k must be an integer in [1, 6]",
+                    "(at most the number of documents or points fitted, 6, after 1 empty "
+                    "document left out); got 9.")

@@ -24,6 +24,7 @@ def run(args, settings, out, verbose, stream, start):
     from ...mixture import DirichletMultinomialMixture, select_n_clusters
     from ...persist import save
 
+    lowered = None  # the note when -k's default is lowered to the documents there are
     if args.command == "demo":
         corpus = datasets.load_classic3()
         estimator = DirichletMultinomialMixture(3, random_state=args.seed, verbose=verbose)
@@ -31,8 +32,9 @@ def run(args, settings, out, verbose, stream, start):
         corpus, stop_words, left_out = read_documents(args)
         note_documents(settings, stop_words, args, left_out, stream,
                        getattr(corpus, "notes", ()), corpus)
+        k, lowered = _clusters_for(args, settings, corpus.n_documents, left_out, stream)
         estimator = DirichletMultinomialMixture(
-            args.n_components, inference=args.inference, n_init=args.n_init,
+            k, inference=args.inference, n_init=args.n_init,
             random_state=args.seed, verbose=verbose)
     selection = None
     if getattr(args, "select", None) is not None:
@@ -62,6 +64,8 @@ def run(args, settings, out, verbose, stream, start):
                    n_iter=int(model.n_iter_), converged=bool(model.converged_),
                    seconds=round(elapsed, 3))
     scores(summary, known, model.labels_)
+    if lowered:
+        summary["notes"] = [lowered]
     if selection is not None:
         summary.update(selection=selection.table, best_k=selection.best_k,
                        best_k_heldout=selection.best_k_heldout, n_heldout=selection.n_heldout,
@@ -78,8 +82,10 @@ def run(args, settings, out, verbose, stream, start):
     uncertain = _dmm_draws(model, corpus, args) if getattr(args, "uncertainty", None) else None
 
     gibbs = getattr(model, "inference", "vb") == "gibbs"
+    occupied = int(np.count_nonzero(sizes))  # the headline counts clusters that hold documents
+    fitted = "" if occupied == model.n_components else f" (of K = {model.n_components} fitted)"
     print(f"{plural(summary['n_documents'], 'document')} x "
-          f"{plural(summary['n_terms'], 'term')} -> {plural(summary['n_components'], 'cluster')} "
+          f"{plural(summary['n_terms'], 'term')} -> {plural(occupied, 'cluster')}{fitted} "
           f"in {elapsed:.1f} s ({'log p(y, z)' if gibbs else 'ELBO'} {model.elbo_:.1f}, "
           f"{plural(model.n_iter_, 'sweep' if gibbs else 'iteration')}"
           f"{'' if model.converged_ else ', NOT converged'})", file=stream)
@@ -107,6 +113,24 @@ def _dmm_draws(model, corpus, args):
     return (model._partition_draws(corpus.counts, 200, args.seed),
             "drawn from the variational responsibilities: a mean-field posterior, narrower "
             "than the exact one")
+
+
+def _clusters_for(args, settings, n_documents, left_out, stream):
+    """``(k, note)``: ``-k``, lowered (with the note) from its default to the documents there are, as the
+    Gaussian mixture's is to its points; a ``-k`` the user gave that exceeds them is an error
+    that says how many documents had words (a file of numbers has none: numbers are not
+    tokens)."""
+    k = args.n_components
+    if getattr(args, "select", None) is not None or k <= n_documents:
+        return k, None
+    empties = f", after {plural(left_out, 'empty document')} left out" if left_out else ""
+    if "n_components" in args.defaulted:
+        note = (f"-k lowered from its default {k} to the number of documents with words "
+                f"({n_documents}{empties})")
+        print(f"note: {note}", file=stream)
+        return n_documents, note
+    raise ValueError(f"-k must be an integer in [1, {n_documents}] (at most the number of "
+                     f"documents or points fitted, {n_documents}{empties}); got {k}.")
 
 
 def _assignments(model, corpus, known):
