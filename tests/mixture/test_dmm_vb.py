@@ -399,6 +399,32 @@ def test_select_n_clusters_finds_the_true_k():
     assert selection.best_model.n_components == 4
 
 
+def test_select_n_clusters_counts_the_distinct_labellings_of_a_k_with_empty_clusters():
+    """Ten short documents: from some K on, clusters stay empty. Relabelling empty clusters
+    among themselves gives the same posterior, so the correction is log K!/(K - K+)! (log K!
+    when all are occupied), and a chosen K with empty clusters says how many the documents
+    fill."""
+    from scipy.special import gammaln
+
+    corpus, _ = mb.datasets.make_dmm_corpus(10, 40, 2, mean_length=8, random_state=0)
+    selection = mb.select_n_clusters(corpus.counts, range(1, 11), verbose=0)
+    rows = selection.table
+    assert any(row["n_occupied"] < row["k"] for row in rows)  # the case this test is about
+    for row in rows:
+        k, occupied = row["k"], row["n_occupied"]
+        assert row["log_k_factorial"] == pytest.approx(gammaln(k + 1) - gammaln(k - occupied + 1))
+        assert row["score"] == pytest.approx(row["elbo"] + row["log_k_factorial"])
+    chosen = next(row for row in rows if row["k"] == selection.best_k)
+    said = [note for note in selection.notes if "empty" in note]
+    if chosen["n_occupied"] < chosen["k"]:
+        assert said == [f"K = {chosen['k']} leaves {chosen['k'] - chosen['n_occupied']} of its "
+                        f"clusters empty: the documents fill {chosen['n_occupied']}, and more "
+                        f"labels for the same clusters still raise the evidence; read "
+                        f"{chosen['n_occupied']} clusters"]
+    else:
+        assert said == []
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_labels_match_predict_when_max_iter_stops_the_fit(seed):
     """One iteration from a random start: the state moves a lot, and labels_ must still be

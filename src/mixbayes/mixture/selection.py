@@ -3,6 +3,10 @@ r"""Choosing the number of clusters of a Dirichlet–multinomial mixture: two cr
 **ELBO + log K!.** The ELBO bounds :math:`\log p(y \mid K)`, but a mean-field posterior sits on
 one of the :math:`K!` equivalent labellings of the clusters; the exact marginal likelihood
 counts all of them, so K is ranked by :math:`\mathrm{ELBO}_K + \log K!`, as maptpx and stm do.
+Where :math:`K_+ < K` clusters hold documents, the empty ones all sit at the prior, and
+relabelling them among themselves gives the same posterior: only :math:`K!/(K - K_+)!`
+labellings are distinct, and that is what is added (``log_k_factorial``; :math:`\log K!`
+when every cluster holds a document, as maptpx and stm assume).
 This is the evidence *under the model*: it can be trusted when documents really are drawn
 from one multinomial per cluster. Real text is burstier than a multinomial (a word used once in
 a document is likely used again), and the evidence then keeps paying for more clusters that
@@ -52,7 +56,8 @@ class ClusterSelection:
         (``elbo + log K!``), ``heldout_log_likelihood`` (summed over the held-out documents;
         None without a held-out share), ``heldout_standard_error`` (of its difference to the
         best K's), ``n_occupied`` (clusters holding at least one
-        document), ``converged``.
+        document), ``converged``; ``log_k_factorial`` is :math:`\log K!/(K - K_+)!` with
+        :math:`K_+` = ``n_occupied``.
     best_k : int
         The candidate with the highest score (ELBO + log K!).
     best_model : DirichletMultinomialMixture
@@ -94,6 +99,12 @@ class ClusterSelection:
             elif best == ks[0] and ks[0] > 1:
                 notes.append(f"{name} is best at the bottom of the range ({ks[0]}:{ks[-1]}); a "
                              "smaller K may score higher - widen the range down to 1")
+        chosen = next(row for row in self.table if row["k"] == self.best_k)
+        if chosen["n_occupied"] < chosen["k"]:
+            notes.append(f"K = {self.best_k} leaves {chosen['k'] - chosen['n_occupied']} of its "
+                         f"clusters empty: the documents fill {chosen['n_occupied']}, and more "
+                         "labels for the same clusters still raise the evidence; read "
+                         f"{chosen['n_occupied']} clusters")
         if rising == len(curves) == 2:
             notes.append("both criteria keep rising: more clusters keep describing and "
                          "predicting these documents better (usual for real text). Neither "
@@ -177,12 +188,13 @@ def select_n_clusters(X, candidates, estimator=None, heldout=0.1, random_state=0
     with progress(len(candidates), verbose, "select K") as bar:
         for k in candidates:
             model = clone(base).set_params(n_components=k).fit(X_train)
-            correction = log_k_factorial(k)
+            occupied = int(np.unique(model.labels_).size)
+            correction = log_k_factorial(k, occupied)
             table.append(dict(
                 k=k, elbo=model.elbo_, log_k_factorial=correction,
                 score=model.elbo_ + correction,
                 heldout_log_likelihood=None, heldout_standard_error=None,
-                n_occupied=int(np.unique(model.labels_).size), converged=model.converged_,
+                n_occupied=occupied, converged=model.converged_,
             ))
             models[k] = model
             if n_test:
@@ -196,9 +208,12 @@ def select_n_clusters(X, candidates, estimator=None, heldout=0.1, random_state=0
                             best_k_heldout=best_heldout, n_heldout=n_test)
 
 
-def log_k_factorial(k):
-    """:math:`\\log K!`, the label-switching correction when comparing K by ELBO."""
-    return float(gammaln(np.asarray(k) + 1.0))
+def log_k_factorial(k, n_occupied=None):
+    r"""The label-switching correction when comparing K by ELBO: :math:`\log K!`, or with
+    ``n_occupied`` (:math:`K_+` clusters holding documents) :math:`\log K!/(K - K_+)!`, the
+    distinct labellings (the module docstring)."""
+    empty = 0 if n_occupied is None else int(k) - int(n_occupied)
+    return float(gammaln(np.asarray(k) + 1.0) - gammaln(empty + 1.0))
 
 
 def _one_standard_error_choice(table, per_document):
