@@ -354,6 +354,10 @@ def test_hdp_trace_wraps_its_panels_three_a_row():
         "α0 (resampled)"]
     rows = sorted({round(ax.get_position().y0, 3) for ax in shown})
     assert len(rows) == 2 and fig.get_size_inches()[0] <= 4.2 * 3
+    # four panels (no NMI) fill 2 x 2: no row of three beside two blanks
+    fig = plotting.plot_hdp_trace(model)
+    assert len(fig.axes) == 4 and all(ax.get_visible() for ax in fig.axes)
+    assert len({round(ax.get_position().x0, 3) for ax in fig.axes}) == 2
 
 
 def test_an_elbo_that_did_not_move_is_said_in_words_not_drawn_as_a_drop():

@@ -336,9 +336,10 @@ def plot_hdp_trace(model, nmi=None):
             panels.append((f"{symbol} (resampled)", symbol, model.trace_[field]))
     if nmi is not None:
         panels.insert(0, ("NMI against labels", "NMI", np.atleast_2d(nmi)))
-    # at most three panels a row: five in one row made a strip 2,300 pixels wide
-    columns = min(len(panels), 3)
-    rows = -(-len(panels) // columns)
+    # at most three panels a row (five in one row made a strip 2,300 pixels wide), the rows
+    # filled evenly: four panels are 2 x 2, not 3 + 1 beside two blanks
+    rows = -(-len(panels) // 3)
+    columns = -(-len(panels) // rows)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.4 * rows), squeeze=False)
     for axis in axes.ravel()[len(panels):]:
         axis.set_visible(False)
