@@ -404,3 +404,16 @@ def test_tree_trace_draws_every_level_in_its_own_dash_pattern():
     assert len(levels) == 5
     # the dash sequence as drawn (get_linestyle names custom patterns "--" alike)
     assert len({str(line._dash_pattern) for line in levels}) == 5
+
+
+def test_dendrogram_foot_counts_the_clusters_above_stage_one():
+    """Merges at heights >= 1 join components (below 1: points within one): two points joined
+    at 0.5 and a third at 1.5 are two clusters at the foot, {0, 1} and {2}; all-below-1 merges
+    show every point; more clusters than max_leaves show max_leaves."""
+    from mixbayes.plotting import dendrogram_clusters
+
+    assert dendrogram_clusters(np.array([[0, 1, 0.5, 2], [2, 3, 1.5, 3]])) == 2
+    assert dendrogram_clusters(np.array([[0, 1, 0.5, 2], [2, 3, 0.7, 3]])) == 3
+    # five points joined one by one, every merge above 1: five clusters, more than 3
+    chain = np.array([[0, 1, 1.0, 2], [5, 2, 2.0, 3], [6, 3, 3.0, 4], [7, 4, 4.0, 5]])
+    assert dendrogram_clusters(chain) == 5 and dendrogram_clusters(chain, max_leaves=3) == 3

@@ -112,3 +112,21 @@ def test_label_statistics_are_the_one_hot_responsibilities(covariance_type):
     expected = family.sufficient_statistics(data, np.eye(4)[labels])
     for field in ("counts", "sums", "squares"):
         np.testing.assert_allclose(getattr(got, field), getattr(expected, field), atol=1e-12)
+
+
+def test_known_variance_marginal_is_the_joint_gaussian_of_the_points():
+    """Per dimension, n points with a known variance and their mean integrated out are jointly
+    N(m0 1, sigma^2 I + s0^2 11^T): the closed form equals that density, for two clusters at
+    once (sizes 3 and 1)."""
+    from mixbayes.families.gaussian import known_variance_log_marginal
+
+    rng = np.random.default_rng(0)
+    variance, prior_variance = 0.5, 3.0
+    Y = [rng.normal(size=(3, 2)), rng.normal(size=(1, 2))]  # centred at m0
+    clusters = GaussianStats(np.array([3.0, 1.0]), np.array([y.sum(axis=0) for y in Y]),
+                             np.array([(y**2).sum(axis=0) for y in Y]))
+    expected = [sum(stats.multivariate_normal(np.zeros(len(y)), variance * np.eye(len(y))
+                                              + prior_variance).logpdf(y[:, j])
+                    for j in range(2)) for y in Y]
+    np.testing.assert_allclose(known_variance_log_marginal(clusters, variance, prior_variance),
+                               expected, rtol=1e-12)

@@ -477,6 +477,34 @@ def test_log_predictive_density_matches_the_dirichlet_multinomial_mixture():
     assert np.exp(logsumexp(model.log_predictive_density(single))) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("gains, sweeps, best", [
+    # three records, then a flat log joint: AUTO_PATIENCE (10) sweeps after the last record
+    ([1.0, 1.0, 1.0] + [0.0] * 300, 13, 2),
+    # a rise of 0.05 a sweep is under tol * n = 0.1 (1e-3 a document, 100 documents): no
+    # record after the first, stop after 10 more; the best state is still the highest seen
+    ([1.0] + [0.05] * 300, 11, 10),
+])
+def test_auto_warm_up_stops_ten_sweeps_after_its_last_record_by_tol_per_document(
+        monkeypatch, gains, sweeps, best):
+    """The automatic warm-up's rule on a scripted log joint (the sampler replaced): a record is
+    a log joint above the best so far by more than ``tol`` per document, the warm-up stops
+    ``AUTO_PATIENCE`` sweeps after the last one, and returns the highest state seen."""
+    from mixbayes.mixture import dmm
+
+    levels = np.cumsum(gains)
+
+    def scripted(X, z, K, weight_prior, word_prior, n_sweeps, rng):
+        for t in range(n_sweeps):
+            yield np.full(X.shape[0], t % K), float(levels[t])
+
+    monkeypatch.setattr(dmm, "gibbs_sweeps", scripted)
+    model = mb.DirichletMultinomialMixture(20, tol=1e-3)
+    X = sp.csr_matrix(np.ones((100, 3)))
+    resp = model._warm_up(X, np.eye(20)[np.zeros(100, dtype=int)], np.random.default_rng(0))
+    assert dmm.AUTO_PATIENCE == 10 and model._warm_up_sweeps == sweeps
+    np.testing.assert_array_equal(resp.argmax(axis=1), np.full(100, best % 20))
+
+
 def test_auto_warm_up_does_not_stall_with_few_large_clusters():
     """8 overlapping clusters of 375 seven-word documents: five warm-up sweeps (the default
     before issue 25) leave CAVI 1,960 nats below where collapsed Gibbs goes (NMI 0.70); the

@@ -293,6 +293,12 @@ def test_tied_covariance_is_the_whitened_known_model():
     assert two.best_rcdll_ == pytest.approx(one.best_rcdll_ - N * d * np.log(2), rel=1e-12)
     np.testing.assert_allclose(two.means_, 2.0 * one.means_, rtol=1e-12)
     np.testing.assert_allclose(two.covariances_, 4.0 * one.covariances_, rtol=1e-12)
+    # sigma^2 Sigma, with Sigma the whitening's (A A^T)^{-1}: doubling X cannot see a dropped
+    # sigma^2 (it is the same number in whitened units)
+    A = one.whitening_
+    np.testing.assert_allclose(one.covariances_[0], one.observation_variance_
+                               * np.linalg.inv(A @ A.T), rtol=1e-10)
+    np.testing.assert_allclose(one.precisions_[0] @ one.covariances_[0], np.eye(d), atol=1e-10)
     K = one.n_components_
     assert one.covariances_.shape == (K, d, d)
     assert np.all(one.covariances_ == one.covariances_[0])
