@@ -210,5 +210,8 @@ def test_above_the_leaves_the_merges_are_greedy_bayes_factors():
     assert set(_members(Z)) == set(merged_sets)
     assert evidence == pytest.approx(clusters[0][2], rel=1e-10)
     assert is_valid_linkage(Z) and is_monotonic(Z)
+    # every merge joins the root's children: stage 2 (0 points in a component, 1 components
+    # in a leaf), heights in [2, 2.95]
+    assert np.all((Z[:, 2] >= 2.0) & (Z[:, 2] <= 2.95 + 1e-12))
     bhc = {members for members, _ in _reference_bhc(X)[0]}
     assert bhc != set(merged_sets)
