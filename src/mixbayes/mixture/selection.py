@@ -56,8 +56,8 @@ class ClusterSelection:
         (``elbo + log K!``), ``heldout_log_likelihood`` (summed over the held-out documents;
         None without a held-out share), ``heldout_standard_error`` (of its difference to the
         best K's), ``n_occupied`` (clusters holding at least one
-        document), ``converged``; ``log_k_factorial`` is :math:`\log K!/(K - K_+)!` with
-        :math:`K_+` = ``n_occupied``.
+        document), ``converged``; ``log_k_factorial`` is log K!/(K - K+)! with K+ =
+        ``n_occupied``.
     best_k : int
         The candidate with the highest score (ELBO + log K!).
     best_model : DirichletMultinomialMixture
