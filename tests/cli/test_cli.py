@@ -342,6 +342,18 @@ def test_inspect_and_report_of_a_folder(tmp_path):
         assert "'run' is a folder, not a model saved by mixbayes" in result.stderr
 
 
+def test_report_without_corpus_names_the_points_columns_as_the_fit_saved_them(tmp_path):
+    """``mixbayes report RUN`` of points (no --corpus) labels the features by the header the
+    fit read, which the run saved beside the model (it said x1, x2)."""
+    (tmp_path / "pts.csv").write_text("length,width\n1,2\n1.1,2.1\n0.9,1.9\n5,5\n5.2,5.1\n"
+                                      "4.9,5\n")
+    assert _run("cluster", "pts.csv", "--model", "tree", "--n-iter", "5", "--out", "run",
+                cwd=tmp_path).returncode == 0
+    result = _run("report", "run", "--out", "r.html", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert '"features":["length","width"]' in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
 def test_tree_with_full_covariances(tmp_path):
     """--model tree --covariance-type full: the components' covariance matrices in tree.json
     and in the saved model; 'known' is refused for gmm with a reason."""

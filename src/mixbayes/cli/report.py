@@ -77,6 +77,8 @@ def run_report(args, stream):
         data, options = _read_data(model, args, saved)
     elif words and saved is not None:
         options["vocabulary"] = saved.terms
+    elif saved is not None:  # points: the columns' names the fit saved (not x1, x2, ...)
+        options["feature_names"] = [str(t) for t in saved.terms]
     elif words:
         print(f"warning: {NO_VOCABULARY.replace('mixbayes report --corpus INPUT', '--corpus INPUT')}",
               file=sys.stderr)
