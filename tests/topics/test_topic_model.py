@@ -904,3 +904,17 @@ def test_lazy_iterations_skip_settled_documents_and_reach_the_same_map(monkeypat
     assert lazy.converged_ and every.converged_
     assert abs(lazy.log_posterior_ - every.log_posterior_) < 1e-3
     np.testing.assert_allclose(lazy.topics_, every.topics_, atol=1e-5)
+
+
+def test_select_n_topics_says_once_which_terms_x_never_uses():
+    """Every fit of the scan leaves the same unused terms out; the warning is the first fit's
+    alone (it was repeated once a K)."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((20, 10), dtype=int)
+    X[:10, :4] = rng.poisson(3, (10, 4))
+    X[10:, 4:8] = rng.poisson(3, (10, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mb.select_n_topics(X, range(2, 6), verbose=0, scan_all=True)
+    unused = [w for w in caught if "never occur" in str(w.message)]
+    assert len(unused) == 1 and str(unused[0].message).startswith("2 terms of X never occur")

@@ -20,6 +20,7 @@ evidence moves by more than twice what the refined ones moved.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -254,6 +255,7 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
     scan_tol = check_scan_tol(scan_tol)
     corpus.note_unused_terms()
     fitted = {}  # K -> the documents holding its fit's weights (the last one only)
+    said = []  # the first fit says which terms X never uses; the scan's others need not
 
     def fit(model, previous, warm=None):
         if warm is None and previous is not None and warm_start:
@@ -261,8 +263,12 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
             warm = corpus.warm_topics(previous, fitted.pop(previous.n_components),
                                       model.n_components, alpha_for, c_for)
         validate_params(model, model._parameter_rules)
-        with corpus.fitting():
+        with corpus.fitting(), warnings.catch_warnings():
+            if said:
+                warnings.filterwarnings("ignore", message=r".* of X never occur",
+                                        category=UserWarning)
             docs = model._fit_corpus(corpus, warm)
+        said.append(True)
         fitted.clear()
         fitted[model.n_components] = docs
 
