@@ -552,3 +552,13 @@ def test_three_points_in_three_components_are_three_effective_components():
     model = mb.VariationalGaussianMixture(3).fit(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]]))
     assert np.bincount(model.labels_).tolist() == [1, 1, 1]
     assert model.n_effective_components_ == 3
+
+
+def test_constant_points_fit_without_scikit_learns_kmeans_warning():
+    """Ten equal points and three components: k-means' start finds one distinct cluster and
+    scikit-learn warns in its own words; the fit says nothing of it and uses one component."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = mb.VariationalGaussianMixture(3).fit(np.ones((10, 2)))
+    assert [str(w.message) for w in caught] == []
+    assert model.n_effective_components_ == 1

@@ -14,10 +14,12 @@ so they switch themselves off.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import replace
 
 import numpy as np
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _engines
@@ -213,8 +215,13 @@ class VariationalGaussianMixture(VariationalMixture):
     def _initial_responsibilities(self, X, family, rng):
         if self.init == "random":
             return super()._initial_responsibilities(X, family, rng)
-        labels = KMeans(self.n_components, n_init=1, init="k-means++",
-                        random_state=int(rng.integers(2**31 - 1))).fit(X).labels_
+        with warnings.catch_warnings():
+            # fewer distinct points than components (constant data): k-means says so in its own
+            # words; the start is still valid, and the fit's components say how many are used
+            warnings.filterwarnings("ignore", message="Number of distinct clusters",
+                                    category=ConvergenceWarning)
+            labels = KMeans(self.n_components, n_init=1, init="k-means++",
+                            random_state=int(rng.integers(2**31 - 1))).fit(X).labels_
         return np.eye(self.n_components)[labels]
 
     def _store_state(self, state):
