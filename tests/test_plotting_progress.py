@@ -128,6 +128,32 @@ def test_dendrogram_legend_names_every_colour_it_draws():
     labels = {to_hex(label.get_color()) for label in axis.get_xticklabels()}
     branch_colours = named - {to_hex("0.35")}
     assert labels & branch_colours and labels <= branch_colours | {to_hex("black")}
+    stems = {to_hex(line.get_color()) for line in axis.get_lines()
+             if len(line.get_xdata()) == 2 and line.get_xdata()[0] == line.get_xdata()[1]}
+    assert stems <= branch_colours  # (the stages' dashed lines are horizontal)
+
+
+def test_a_branch_that_is_one_cluster_at_the_foot_has_its_stem_in_its_colour():
+    """Iris: setosa is a top-level branch of one leaf, a cluster shown whole at the foot with
+    no link of its own; scipy drew its stem in the grey of the root's merge, so its legend
+    colour appeared nowhere but in its label. Its stem is drawn in its colour, from the foot
+    to the merge above it."""
+    from matplotlib.colors import to_hex
+    from sklearn.datasets import load_iris
+
+    tree = mb.HierarchicalMixture(random_state=0).fit(load_iris().data)
+    top, _, _ = plotting.linkage_branches(tree)
+    nodes, sizes = np.unique(top, return_counts=True)
+    assert sizes.min() == 50  # setosa alone
+    axis = plotting.plot_dendrogram(tree).axes[0]
+    legend = {t.get_text(): to_hex(line.get_color()) for t, line in
+              zip(axis.get_legend().get_texts(), axis.get_legend().get_lines())}
+    lone = legend[f"node {nodes[sizes.argmin()]} (50 points)"]
+    stems = [line for line in axis.get_lines() if to_hex(line.get_color()) == lone
+             and len(line.get_xdata()) == 2]
+    assert len(stems) == 1
+    (x0, x1), (y0, y1) = stems[0].get_xdata(), stems[0].get_ydata()
+    assert x0 == x1 and y0 == 0.0 and y1 == pytest.approx(tree.linkage_[:, 2].max())
 
 
 def test_progress_only_when_verbose(capsys):

@@ -530,11 +530,21 @@ def plot_dendrogram(model, max_leaves=60):
     drawn = dendrogram(Z, ax=ax, no_labels=n > 200 and not truncate, leaf_font_size=7,
                        link_color_func=lambda k: "0.35" if mixed[k] else colour_of[branch_of[k]],
                        **truncate)
-    # a cluster shown whole at the foot has no link of its own (its stem is drawn in the colour
-    # of the merge above it, grey where that joins branches): its label carries its branch
-    for label, node in zip(ax.get_xticklabels(), drawn["leaves"]):
+    # a cluster shown whole at the foot has no link of its own: scipy draws its stem in the
+    # colour of the merge above it, grey where that joins branches (iris' setosa, one leaf,
+    # was then in no colour of its legend's); its stem and label carry its branch instead
+    stems = {}  # foot x -> the height of the merge above it
+    for xs, ys in zip(drawn["icoord"], drawn["dcoord"]):
+        for leg in (0, 3):
+            if ys[leg] == 0.0:
+                stems[xs[leg]] = ys[1]
+    for i, (label, node) in enumerate(zip(ax.get_xticklabels(), drawn["leaves"])):
         if not mixed[node]:
-            label.set_color(colour_of[branch_of[node]])
+            colour = colour_of[branch_of[node]]
+            label.set_color(colour)
+            x = 5.0 + 10.0 * i  # scipy's foot positions
+            if x in stems:
+                ax.plot([x, x], [0.0, stems[x]], color=colour, lw=1.5, zorder=3)
     top_height = float(Z[:, 2].max()) if Z.size else 1.0
     for stage in range(1, int(np.floor(top_height)) + 1):
         ax.axhline(stage, color="0.75", lw=0.8, ls="--", zorder=0)
