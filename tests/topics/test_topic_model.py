@@ -918,3 +918,15 @@ def test_select_n_topics_says_once_which_terms_x_never_uses():
         mb.select_n_topics(X, range(2, 6), verbose=0, scan_all=True)
     unused = [w for w in caught if "never occur" in str(w.message)]
     assert len(unused) == 1 and str(unused[0].message).startswith("2 terms of X never occur")
+
+
+def test_select_n_topics_takes_the_starts_seed():
+    """``random_state`` seeds every fit of the scan, as the estimator's own would: the same
+    table as an estimator given that seed, and another seed may start elsewhere."""
+    X = np.random.default_rng(3).poisson(1.0, (40, 30))
+    ours = mb.select_n_topics(X, range(2, 5), verbose=0, scan_all=True, random_state=7)
+    theirs = mb.select_n_topics(X, range(2, 5), verbose=0, scan_all=True,
+                                estimator=mb.TopicModel(tol=3e-6, random_state=7))
+    assert [row["log_bayes_factor"] for row in ours.table] == [
+        row["log_bayes_factor"] for row in theirs.table]
+    assert ours.best_model.random_state == 7

@@ -197,7 +197,8 @@ def _training_counts(model, X):
 
 
 def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, stop_after=2,
-                    verbose=1, coherence=None, warm_start=False, scan_tol=SCAN_TOL):
+                    verbose=1, coherence=None, warm_start=False, scan_tol=SCAN_TOL,
+                    random_state=None):
     r"""Fit topic models for increasing K and choose K by the Laplace marginal likelihood.
 
     Parameters
@@ -243,12 +244,19 @@ def select_n_topics(X, candidates=range(2, 31), estimator=None, scan_all=False, 
         continued to the estimator's tolerance. None fits every K to the estimator's
         tolerance (before version 0.4: on 20 Newsgroups' train split, K = 5..50, 42 times
         one K = 20 fit).
+    random_state : int, Generator or None, default=None
+        The starts' seed for every fit (the estimator's ``random_state`` set to it, as
+        :func:`~mixbayes.select_n_clusters` has one); None keeps the estimator's own (the
+        default estimator's is 0).
 
     Returns
     -------
     TopicSelection
         ``print(selection)`` shows the table, the choice and any notes.
     """
+    if random_state is not None:
+        estimator = clone(estimator if estimator is not None else TopicModel(
+            tol=SELECTION_TOL)).set_params(random_state=random_state)
     engine = _engines.engine_for(X)
     corpus = OneCorpus(X) if engine.in_process else engine.corpus(X)
     candidates = check_candidates(candidates, corpus.n_used_total, stop_after, coherence)
