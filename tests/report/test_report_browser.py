@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -205,6 +206,37 @@ def test_tree_node_names_do_not_overlap(chromium, tmp_path):
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert abs(a[2] - b[2]) > 1 or a[1] <= b[0] or b[1] <= a[0], (a, b)
+
+
+def test_map_numbers_do_not_print_over_one_another(chromium, tmp_path):
+    """A map of many small clusters: the numbers are drawn only where they do not overlap (the
+    HDP's report printed 26, 28 and 38 over each other), the selected cluster's among them;
+    every bubble is still drawn."""
+    import mixbayes as mb
+
+    # 150 clusters of a document or two over 30 terms: their word distributions are alike,
+    # and the map packs them together
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 30, 150, mean_length=6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ConvergenceWarning)
+        model = mb.DirichletMultinomialMixture(150, n_init=1, init="random", init_sweeps=0,
+                                               max_iter=3, random_state=0).fit(corpus.counts)
+    page = write_report(model, tmp_path / "many.html", corpus)
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        boxes = browser.evaluate("""Array.from(document.querySelectorAll('#map text.bubble-label'))
+            .map(t => { const r = t.getBoundingClientRect();
+                        return [r.left, r.right, r.top, r.bottom, t.textContent]; })""")
+        bubbles = browser.evaluate("document.querySelectorAll('#map circle.bubble').length")
+        chosen = browser.evaluate(
+            "document.querySelector('#map circle.bubble.selected').dataset.id")
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[1] <= b[0] + 0.5 or b[1] <= a[0] + 0.5 or a[3] <= b[2] + 0.5 \
+                or b[3] <= a[2] + 0.5, (a, b)
+    assert bubbles > len(boxes) >= 2  # some numbers left out, the bubbles all there
+    assert chosen in [b[4] for b in boxes]
 
 
 # ------------------------------------------------------------------ issue 23: the pictures

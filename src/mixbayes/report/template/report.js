@@ -117,15 +117,31 @@
     el("text", { x: W / 2 + 4, y: 20, class: "axis" }, svg, "MDS 2");
     var order = items.map(function (c, i) { return i; })
       .sort(function (a, b) { return radii[b] - radii[a]; });  // small ones on top
+    var at = items.map(function (c) {
+      return [W / 2 + (c.x - cx) / span * 2 * scale, H / 2 - (c.y - cy) / span * 2 * scale];
+    });
+    // numbers only where they do not print over one another (the selected one, then the
+    // largest first); every bubble keeps its tooltip and its click
+    var boxes = [], labelled = {};
+    [selected].concat(order).forEach(function (i) {
+      if (i === undefined || i === null || labelled[i]) return;
+      var w = 7 * String(items[i].id).length + 2, h = 12;
+      var box = [at[i][0] - w / 2, at[i][1] - h / 2, at[i][0] + w / 2, at[i][1] + h / 2];
+      var free = boxes.every(function (b) {
+        return box[2] <= b[0] || b[2] <= box[0] || box[3] <= b[1] || b[3] <= box[1];
+      });
+      if (free) { boxes.push(box); labelled[i] = true; }
+    });
     order.forEach(function (i) {
-      var c = items[i];
-      var x = W / 2 + (c.x - cx) / span * 2 * scale, y = H / 2 - (c.y - cy) / span * 2 * scale;
+      var c = items[i], x = at[i][0], y = at[i][1];
       var g = el("g", {}, svg);
       var circle = el("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: radii[i].toFixed(1),
         class: "bubble" + (i === selected ? " selected" : ""), "data-id": c.id }, g);
       title(circle, nameOf(c) + ": " + c.size);
       circle.addEventListener("click", function () { select(i); });
-      el("text", { x: x.toFixed(1), y: y.toFixed(1), class: "bubble-label" }, g, String(c.id));
+      if (labelled[i]) {
+        el("text", { x: x.toFixed(1), y: y.toFixed(1), class: "bubble-label" }, g, String(c.id));
+      }
     });
   }
 
