@@ -190,6 +190,19 @@ def is_distributed_input(X):
                for x in (X, getattr(X, "counts", None)))
 
 
+def gathered(X, name="X", stacklevel=3):
+    """A dask array (or a ShardedCorpus) given where the data are used in process (a model or
+    a function with no cluster path), computed here, as numpy gathers a dense one (np.asarray
+    would make an object array of a CSR chunk per cell), and said, since the data may be
+    larger than this machine."""
+    X = getattr(X, "counts", X)
+    warnings.warn(
+        f"{name} is dask data of {X.shape[0]} rows, used here in this process: it is "
+        "gathered to the client (only the document mixture, the Gaussian mixture and the "
+        "topic model fit on a cluster).", UserWarning, stacklevel=stacklevel)
+    return X.compute()
+
+
 def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_matrix:
     """Validate a document-term count matrix and return it as CSR with int64 counts.
 
@@ -201,16 +214,7 @@ def check_counts(X, name: str = "X", allow_empty_rows: bool = True) -> sp.csr_ma
     if sp.issparse(getattr(X, "counts", None)):  # a Corpus (or any holder of CSR counts)
         X = X.counts
     if is_distributed_input(X):
-        # a dask array (or a ShardedCorpus) given where the data are used in process (a model
-        # or a function with no cluster path): gathered here, as numpy gathers a dense one
-        # (np.asarray below would make an object array of a CSR chunk per cell), and said,
-        # since the data may be larger than this machine
-        X = getattr(X, "counts", X)
-        warnings.warn(
-            f"{name} is dask data of {X.shape[0]} rows, used here in this process: it is "
-            "gathered to the client (only the document mixture, the Gaussian mixture and the "
-            "topic model fit on a cluster).", UserWarning, stacklevel=3)
-        X = X.compute()
+        X = gathered(X, name, stacklevel=4)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         values = X.data

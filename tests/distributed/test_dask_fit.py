@@ -157,6 +157,11 @@ def test_refusals(client, counts, monkeypatch):
     # a model with no cluster path fits here, and says that it gathers the data
     with pytest.warns(UserWarning, match="X is dask data of 150 rows, used here in this process"):
         mb.HDPMixture(n_iter=2, burn_in=0, n_chains=1).fit(X)
+    points = da.from_array(np.random.default_rng(0).random((30, 2)), chunks=(10, 2))
+    with pytest.warns(UserWarning, match="X is dask data of 30 rows, used here in this process"):
+        tree = mb.HierarchicalMixture(n_iter=3).fit(points)  # the tree said nothing
+    np.testing.assert_array_equal(
+        tree.labels_, mb.HierarchicalMixture(n_iter=3).fit(points.compute()).labels_)
     bad = counts.copy()
     bad.data[-1] = -1.0
     with pytest.raises(ValueError, match="negative counts"):

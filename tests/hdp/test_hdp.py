@@ -508,7 +508,7 @@ def test_bad_data():
         mb.HDPMixture().fit(np.array([[1.5, 2.0]]))
     with pytest.raises(ValueError, match="negative"):
         mb.HDPMixture().fit(np.array([[1, -2]]))
-    with pytest.raises(ValueError, match="groups must be None"):
+    with pytest.raises(ValueError, match="groups must be None .* use kernel=.gaussian."):
         mb.HDPMixture().fit(np.ones((2, 2), dtype=int), groups=[0, 1])
     points = np.random.default_rng(0).standard_normal((10, 2))
     with pytest.raises(ValueError, match="groups must have one label per point"):

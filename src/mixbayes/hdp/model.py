@@ -319,7 +319,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     def _grouped_tokens(self, X, groups):
         if groups is not None:
             raise ValueError("groups must be None for the categorical kernel: every document "
-                             "(row of the counts) is a group.")
+                             "(row of the counts) is a group; for grouped points (real "
+                             "values) use kernel='gaussian'.")
         X = check_counts(X, "X")
         empty = np.flatnonzero(np.asarray(X.sum(axis=1)).ravel() == 0)
         if empty.size:

@@ -18,6 +18,8 @@ from .._validation import (
     check_n_features,
     check_points,
     check_random_state,
+    gathered,
+    is_distributed_input,
     validate_params,
 )
 from ..diagnostics import effective_sample_size, split_rhat
@@ -440,7 +442,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         model has no ``n_jobs``."""
         validate_params(self, self._parameter_rules)
         # the points as every step reads them (a 1-D array is one feature): the burn-in
-        # regroups whiten fit's own X again
+        # regroups whiten fit's own X again; dask data are gathered here, and said
+        if is_distributed_input(X):
+            X = gathered(X, "X")
         X = check_points(X, "X", min_samples=2)
         with threads(1):
             return self._fit(X)
