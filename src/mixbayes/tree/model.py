@@ -353,8 +353,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         validate_params(self, self._parameter_rules)
         if self.burn_in is not None and self.burn_in >= self.n_iter:
             raise ValueError(f"burn_in must be below n_iter={self.n_iter}; got {self.burn_in}.")
-        X = check_points(X, "X", min_samples=2)
-        if self.depth_ > X.shape[0]:
+        if self.depth_ > X.shape[0]:  # X is checked by fit
             raise ValueError(f"depth must be at most the number of points ({X.shape[0]}); got "
                              f"{self.depth_}.")
         known = self.covariance_type == "known"
@@ -427,7 +426,6 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         r"""The points ``X`` whitened by :math:`\Sigma`, their pooled within-leaf covariance
         under ``leaves`` (:func:`~mixbayes.families.gaussian.pooled_within_covariance`); the
         map is kept as ``self._whitening``."""
-        X = np.asarray(X, dtype=float)
         self._whitening = Whitening.of_covariance(X.mean(axis=0),
                                                   pooled_within_covariance(X, leaves))
         return self._whitening.apply(X)
@@ -538,8 +536,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
     def _fit_auto(self, X):
         """``depth="auto"``: a fit at every depth of ``AUTO_DEPTHS`` (up to the number of
         points), the one of highest :attr:`log_evidence_` kept; :attr:`depth_scores_` holds
-        every depth's evidence, RCDLL and leaves."""
-        X = check_points(X, "X", min_samples=2)
+        every depth's evidence, RCDLL and leaves (``X`` checked by fit)."""
         depths = [L for L in AUTO_DEPTHS if L <= X.shape[0]]
         fits = [clone(self).set_params(depth=L).fit(X) for L in depths]
         best = max(fits, key=lambda model: model.log_evidence_)
