@@ -147,6 +147,31 @@ them. Grouping the start's leaves by BHC instead of Ward's cut wins one table mo
 and loses 0.10 on digits (`mixbayes/tree/_start.py` has the figures). No BHC row for digits:
 `BHC_MAX_FEATURES` (its Python search with 61 x 61 determinants took 962 s).
 
+Why the four are lost, and what did not win them (2026-12-06, chain seeds 0-2, means, one
+process; throwaway scripts over this file's `data_sets`). The leaves lose, not the merges above
+them: the chain's leaves joined by Ward's merges (inside every leaf, then of the leaves) score
+below Ward's own tree cut at the same number of leaves on all four (seed 0: glass 0.477
+against 0.504, yeast 0.376 against 0.391, digits 0.759 against 0.789; diabetes, on the
+whitened points, 0.719 against 0.800). And the whitening by the tied Sigma helps some tables
+and hurts others: Ward's tree of the points whitened by the fit's Sigma has dendrogram purity
+0.888 on iris, 0.483 on crabs and 0.800 on diabetes (Ward on the standardised columns 0.797,
+0.359, 0.729), but 0.470 on glass, 0.374 on yeast and 0.769 on digits (0.504, 0.391, 0.789):
+the last three have columns that are constant within most leaves (yeast's erl and pox, glass'
+Ba and Fe, digits' border pixels), which the whitening stretches. Tried, none reaching 12 of
+15 (count at the means; the default 11, per seed 9/10/11, mean gap to the best peer -0.005):
+floors on Sigma's diagonal at 5%, 10% or 30% of each column's variance (seed 0: 7-9 of 15;
+30% lifts digits to 0.819 and yeast to 0.383 but drops the d = 10 depth-3 hierarchy to
+0.773), or at 30% of its mean diagonal (9 of 15); floors on its eigenvalues at 30% and 50% of
+their mean (11 and 10 of 15; per seed 10/9/11 and 10/10/10; mean gap -0.002 and -0.005);
+Sigma pooled over coarser groups (Ward's merges of the leaves cut at k^(1/2): 5 of 15, wine
+0.47); every point moved to its nearest component mean of the kept state before the
+dendrogram, a conditional mode (glass 0.470, yeast 0.374, diabetes 0.766, digits 0.758:
++0.01-0.03, no table won); and the restructuring moves during burn-in only, followed by the
+regroup and the path moves (6 of 15: on the depth-3 d = 10 hierarchy the components merge
+from 27 to 23 across the regroups, purity 0.51; from one path it does recover depth-2
+hierarchies, level-1 NMI 1.0 at d = 10 on three data seeds where `moves="all"` gives
+0.60-0.70, but not depth 3, leaf NMI 0.63).
+
 Speed (2026-12-04, load about 1; `python bench/bench_tree.py --yeast`): a default fit on yeast
 took 0.708 s (best of chain seeds 0-2; `"known"` 0.786 s in the same process), Ward's full tree
 0.0577 s (best of 5): 12.3x (goal: at most 20x). The tied model's sweep is the known model's
