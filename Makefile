@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_hdp.py --write docs/benchmarks.md
 	$(PY) bench/bench_tree.py --write docs/benchmarks.md
 	$(PY) bench/bench_tree.py --scaling --write docs/benchmarks.md
+	$(PY) bench/tree_moves.py --write docs/benchmarks.md
 	$(PY) bench/bench_partition.py --write docs/benchmarks.md
 	$(PY) bench/bench_busy.py --write docs/benchmarks.md
 	$(PY) bench/bench_gibbs_scale.py --write docs/benchmarks.md
