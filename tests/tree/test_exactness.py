@@ -35,7 +35,8 @@ def _summaries(paths, comp, means_of_points, X):
 @pytest.mark.parametrize("d, branch, path, moves, L", [
     (1, 1.0, 1.0, _sampler.PLAIN, 2), (2, 1.0, 1.0, _sampler.PLAIN, 2),
     (1, 0.01, 0.1, _sampler.PLAIN, 2), (1, 0.01, 0.1, _sampler.MOVES, 2),
-    (1, 1.0, 1.0, _sampler.RESTRUCTURING, 3)])
+    (1, 1.0, 1.0, _sampler.RESTRUCTURING, 3), (1, 1.0, 1.0, ("path", "split_merge"), 3),
+    (1, 1.0, 1.0, ("path", "components"), 3), (1, 1.0, 1.0, ("path", "regraft"), 3)])
 def test_geweke_joint_distribution(d, branch, path, moves, L):
     """Forward draws of (tree, components, means, data) from make_tree_data(kind="model"),
     which seats points by the multilevel Chinese restaurant franchise (no code shared with the
@@ -45,8 +46,9 @@ def test_geweke_joint_distribution(d, branch, path, moves, L):
     share a component (at depth 3 also the level-2 nodes). Branch and path concentrations 1,
     and the estimator's defaults 0.01 and 0.1 (sparse node weights: Gamma draws with tiny
     shapes); the per-point moves alone,
-    with the restructuring moves of mixbayes.tree._moves, and those moves alone at depth 3
-    (where the regraft's walk has two levels and its proposal ratio is not 1).
+    with the restructuring moves of mixbayes.tree._moves, those moves together without the
+    per-point moves, and each of them alone beside the per-point moves, at depth 3 (where the
+    regraft's walk has two levels and its proposal ratio is not 1).
 
     Power, measured while writing the sampler: with the document's stick extension (no
     size-biased +1 on the point's path) and with empty components kept through the Gibbs pass
