@@ -124,3 +124,16 @@ def test_tree_with_covariances_says_which(capsys, tmp_path):
     tree = mb.HierarchicalMixture(n_iter=4, covariance_type="diag").fit(X)
     status, out, _ = _inspect(capsys, mb.save(tree, tmp_path / "tree"))
     assert status == 0 and out.splitlines()[2].endswith("(diag covariances)")
+
+
+def test_a_missing_model_file_is_named_as_the_model(capsys, tmp_path):
+    """inspect, report and predict said 'path: no such file or folder' for a MODEL that is not
+    there (load's own argument name, which the command line never shows): now 'model file:'."""
+    from mixbayes.cli import main
+
+    missing = str(tmp_path / "none.npz")
+    for args in (["inspect", missing], ["report", missing],
+                 ["predict", missing, str(tmp_path / "x.npy"), "-o", "-"]):
+        assert main(args) == 1
+        err = capsys.readouterr().err
+        assert err == f"mixbayes: error: model file: no such file or folder: {missing!r}.\n", err

@@ -489,7 +489,7 @@ def read_vocabulary(path):
 def _as_model_error(exc):
     message = str(exc)
     if message.startswith("path: "):
-        return ValueError("model file: " + message[len("path: "):])
+        return type(exc)("model file: " + message[len("path: "):])
     return exc
 
 
@@ -500,5 +500,5 @@ def read_model(path):
 
     try:
         return load(path)
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:  # OSError: a missing or unreadable file
         raise _as_model_error(exc) from None
