@@ -461,30 +461,3 @@ def test_topics_select_fits_at_the_selection_tolerance(tmp_path, monkeypatch):
     assert _run("topics", "docs.txt", "-k", "2", "--out", "one", "-q",
                 cwd=tmp_path).returncode == 0
     assert seen == [SELECTION_TOL, TopicModel().tol]
-
-
-def test_a_constant_column_is_noted_for_the_tree(tmp_path, capsys, monkeypatch):
-    """A column of one value changed the tree silently (new-user tryout: two blobs and a column
-    of 7s gave 6 leaves with the tied default, 1 leaf with full or diag, against 2 without
-    it): the run now names the column and the --drop-column that leaves it out."""
-    from mixbayes.cli import main
-
-    rng = np.random.default_rng(0)
-    X = np.column_stack([np.r_[rng.normal(0, 1, 20), rng.normal(6, 1, 20)],
-                         rng.normal(0, 1, 40), np.full(40, 7.0)])
-    np.savetxt(tmp_path / "points.csv", X, delimiter=",", header="a,b,c", comments="")
-    np.savetxt(tmp_path / "bare.csv", X, delimiter=",")
-    monkeypatch.chdir(tmp_path)
-    assert main(["cluster", "points.csv", "--model", "tree", "--n-iter", "4", "--out", "out",
-                 "-q", "--n-jobs", "1"]) == 0
-    printed = capsys.readouterr().out
-    notes = json.loads((tmp_path / "out" / "summary.json").read_text())["notes"]
-    assert any("one value in every row: c (7)" in n and n.endswith("--drop-column c")
-               for n in notes), notes
-    assert "note: a column holds one value in every row: c (7)" in printed
-    assert main(["cluster", "bare.csv", "--model", "tree", "--n-iter", "4", "--out", "bare",
-                 "-q", "--n-jobs", "1"]) == 0
-    assert "x3 (7); " in capsys.readouterr().out  # no header: its number, --drop-column 3
-    assert main(["cluster", "points.csv", "--model", "tree", "--n-iter", "4", "--out", "dropped",
-                 "--drop-column", "c", "-q", "--n-jobs", "1"]) == 0
-    assert "one value in every row" not in capsys.readouterr().out

@@ -418,10 +418,10 @@ def test_constant_column_gets_the_floor_not_rounding_noise(covariance_type):
     assert fits[1].elbo_ == pytest.approx(fits[0].elbo_, rel=1e-9)
     np.testing.assert_array_equal(fits[1].labels_, fits[0].labels_)
     # no spread in the column: its posterior scale is the prior's, i.e. the floor
-    # reg_covar * (mean column variance, the constant one's 0 included), so
-    # covariances_ = floor / (nu_0 + N_k)
+    # reg_covar * (the mean variance of the columns that vary: families.gaussian.data_scale),
+    # so covariances_ = floor / (nu_0 + N_k)
     model = fits[0]
-    floor = 1e-6 * np.var(X, axis=0, ddof=1).sum() / 4
+    floor = 1e-6 * np.var(X, axis=0, ddof=1).mean()
     counts = model.weight_concentration_ - model.weight_prior_
     if covariance_type == "diag":
         np.testing.assert_allclose(model.covariances_[:, 3], floor / (1.0 + counts), rtol=1e-6)

@@ -626,10 +626,14 @@ def point_summary(X, full):
 
 
 def data_scale(variances):
-    """The points' scale: the mean per-feature variance, or 1 when every column is constant
-    (points with no spread have no scale of their own)."""
-    scale = float(np.mean(variances))
-    return scale if scale > 0 else 1.0
+    """The points' scale: the mean variance of the columns that vary, or 1 when every column is
+    constant (points with no spread have no scale of their own). A constant column has no
+    scale to average in: counting it as 0 shrank the scale by a share per such column, and
+    with it every prior set from it (two blobs beside a column of 7s: the tree's leaves went
+    from 2 to 5-8)."""
+    variances = np.asarray(variances, float)
+    varying = variances[variances > 0]
+    return float(varying.mean()) if varying.size else 1.0
 
 
 def _log_student(maha, nu, d, log_det_shape):

@@ -9,17 +9,17 @@ information criterion of a spherical, equal-variance hard clustering is lowest,
     \mathrm{BIC}(k) = N d \log\frac{W_k}{N d} - 2\sum_{j=1}^k n_j\log\frac{n_j}{N}
                       + k(d + 1)\log N,
 
-with :math:`W_k` the within-cluster sum of squares of the cut into :math:`k` clusters and
-:math:`n_j` their sizes (at most :math:`n/5` and ``max_leaves`` leaves), and cut at
-:math:`k^{\ell/L}` clusters at level :math:`\ell` above. All points then take the leaf of
-the nearest leaf centre, and its ancestors. (Grouping the same leaves above by the first
-:math:`k - k^{\ell/L}` merges of Bayesian hierarchical clustering with the components'
-marginal likelihood, the search of :mod:`mixbayes.tree._linkage`, was tried and is not used.
-The default fit's dendrogram purity, mean of 3 seeds, ``bench/bench_tree.py``, rose on glass
-0.474 -> 0.500, wdbc 0.836 -> 0.867, olive 0.911 -> 0.921 and the depth-3 2-D hierarchy
-0.545 -> 0.552, and fell on digits 0.764 -> 0.663, diabetes 0.736 -> 0.685, crabs 0.352 ->
-0.341, ecoli 0.824 -> 0.817 and yeast 0.380 -> 0.375: one more table within 0.01 of the best
-peer (8 of 15 against 7), at a larger loss where it lost.) The chosen
+with :math:`W_k` the within-cluster sum of squares of the cut into :math:`k` clusters,
+:math:`n_j` their sizes and :math:`d` the number of columns that vary (at most :math:`n/5` and
+``max_leaves`` leaves), and cut at :math:`k^{\ell/L}` clusters at level :math:`\ell` above.
+All points then take the leaf of the nearest leaf centre, and its ancestors. (Grouping the same
+leaves above by the first :math:`k - k^{\ell/L}` merges of Bayesian hierarchical clustering
+with the components' marginal likelihood, the search of :mod:`mixbayes.tree._linkage`, was
+tried and is not used. The default fit's dendrogram purity, mean of 3 seeds,
+``bench/bench_tree.py``, rose on glass 0.474 -> 0.500, wdbc 0.836 -> 0.867, olive 0.911 ->
+0.921 and the depth-3 2-D hierarchy 0.545 -> 0.552, and fell on digits 0.764 -> 0.663, diabetes
+0.736 -> 0.685, crabs 0.352 -> 0.341, ecoli 0.824 -> 0.817 and yeast 0.380 -> 0.375: one more
+table within 0.01 of the best peer (8 of 15 against 7), at a larger loss where it lost.) The chosen
 :math:`k` follows the data, not :math:`N` (the first start cut at :math:`\sqrt{N/2}` leaves, so a
 sweep grew as :math:`N^{3/2}`, and stopped one leaf short of twelve on a depth-3 hierarchy with
 no move that splits a leaf). Any start is valid for the sampler: it only shortens the burn-in.
@@ -72,8 +72,11 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None):
     ``GaussianFamily`` is given)."""
     from sklearn.cluster import AgglomerativeClustering
 
-    N, d = X.shape
+    N = X.shape[0]
     seen = np.sort(rng.choice(N, max_points, replace=False)) if N > max_points else np.arange(N)
+    # a constant column changes no distance, but counted in d it would move the BIC's cut and
+    # shrink the variance (d * N squares over the same sum): d counts the columns that vary
+    d = max(int(np.count_nonzero(np.ptp(X, axis=0) > 0)), 1) if family is None else X.shape[1]
     sub = X[seen]
     n = sub.shape[0]
     if n < 2:
@@ -99,7 +102,7 @@ def ward_start(X, depth, rng, max_points=2000, max_leaves=100, family=None):
         leaves = int(k[usable][np.argmax(_cut_log_marginals(sub, children, family)[usable])])
     labels = np.column_stack([_cut(children, n, max(1, int(round(leaves ** (level / depth)))))
                               for level in range(1, depth + 1)])
-    centres = np.zeros((leaves, d))
+    centres = np.zeros((leaves, X.shape[1]))
     np.add.at(centres, labels[:, -1], sub)
     centres /= np.bincount(labels[:, -1], minlength=leaves)[:, None]
     ancestors = np.zeros((leaves, depth), dtype=np.int64)

@@ -21,7 +21,6 @@ def run(args, settings, out, verbose, stream, start):
     from ...tree import HierarchicalMixture
 
     X, names, notes, known = read_labelled_points(args)
-    notes += _constant_notes(X, names, getattr(args, "drop_column", None))
     if args.covariance_type in ("known", "spherical"):  # round components only
         notes += _scale_notes(X, names)
     note_points(notes, stream)
@@ -120,25 +119,6 @@ def run(args, settings, out, verbose, stream, start):
                           note="the leaves over the kept sweeps")
     print(f"outputs written to {args.out}/", file=stream)
     return 0
-
-
-def _constant_notes(X, names, dropped):
-    """A note naming the columns that hold one value in every row: they tell the clusters
-    apart no better than nothing, yet they change the tree (its scale is averaged over the
-    features, and a column without spread has none of its own)."""
-    if X.shape[0] < 2 or X.shape[1] < 2:
-        return []
-    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
-    if constant.size == 0 or constant.size == X.shape[1]:
-        return []
-    shown = feature_names(names, X.shape[1])
-    listed = ", ".join(f"{shown[j]} ({X[0, j]:g})" for j in constant)
-    flags = (" ".join(f"--drop-column {names[j]}" for j in constant) if names is not None
-             else " ".join(f"--drop-column {j + 1}" for j in constant) if not dropped
-             else "--drop-column")
-    what = "a column holds" if constant.size == 1 else f"{constant.size} columns hold"
-    return [f"{what} one value in every row: {listed}; it tells no clusters apart but "
-            f"changes the tree's scale (more or fewer leaves): leave it out with {flags}"]
 
 
 def _scale_notes(X, names, ratio=10.0):
