@@ -243,6 +243,15 @@ def test_tree_end_to_end(tmp_path, capsys, monkeypatch):
     assert result.returncode == 0, result.stderr
     assert "note: the features' spreads differ" in result.stdout + result.stderr
     assert "(weight " in result.stdout + result.stderr
+    # a constant column beside them (its spread of 0 was the least, and hid the note)
+    np.savetxt(tmp_path / "batch.csv", np.column_stack([X, np.full(len(X), 5.0)]),
+               delimiter=",", header="height,weight,batch", comments="")
+    result = _run("cluster", "batch.csv", "--model", "tree", "--n-iter", "2", "--out", "g3",
+                  "--covariance-type", "known", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout + result.stderr
+    assert "note: the features' spreads differ" in printed and "(weight " in printed
+    assert "inf-fold" not in printed
     result = _run("cluster", "grams.csv", "--model", "tree", "--n-iter", "2", "--out", "g2",
                   cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -125,11 +125,13 @@ def _scale_notes(X, names, ratio=10.0):
     """A note when the features' spreads differ by more than ``ratio``: the tree's components
     are round (one variance for every feature), so the widest feature decides the clusters."""
     spread = X.std(axis=0)
-    if X.shape[1] < 2 or spread.min() <= 0 or spread.max() / spread.min() <= ratio:
+    varying = np.flatnonzero(spread > 0)  # a constant column has no spread to compare
+    if varying.size < 2 or spread[varying].max() / spread[varying].min() <= ratio:
         return []
     names = feature_names(names, X.shape[1])
-    wide, narrow = int(spread.argmax()), int(spread.argmin())
-    return [f"the features' spreads differ {spread.max() / spread.min():.0f}-fold "
+    wide = int(varying[spread[varying].argmax()])
+    narrow = int(varying[spread[varying].argmin()])
+    return [f"the features' spreads differ {spread[wide] / spread[narrow]:.0f}-fold "
             f"({names[wide]} {spread[wide]:.3g}, {names[narrow]} {spread[narrow]:.3g}); the "
             "tree's components are round, so the widest feature decides the clusters: "
             "standardise the columns first unless their units are comparable, or use "
