@@ -103,7 +103,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         the means' prior variance :math:`s_0^2` and :math:`\sigma^2` in its units), so
         features in other units or correlated within the clusters weigh as much as the
         others. At every burn-in regroup (``init``) :math:`\Sigma` is re-estimated from the
-        chain's own leaves, :math:`\sigma^2` kept in its units; after burn-in it is fixed, so
+        chain's own leaves (its components with ``moves="burn-in"``), :math:`\sigma^2` kept in its units; after burn-in it is fixed, so
         the kept chain is exact for the model with that :math:`\Sigma` (an empirical-Bayes
         plug-in, as the known :math:`\sigma^2` is). :attr:`means_` and
         :attr:`covariances_` (``(K, d, d)``, all equal) are in the points' units,
@@ -184,7 +184,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         :math:`k^{\ell/L}` nodes at level :math:`\ell` (:mod:`mixbayes.tree._start`), or
         every point on one path in one component (from which the restructuring moves grow
         the tree; the path moves alone, proposed from the prior, open branches slowly).
-        With "ward", ``moves="path"``, depth > 1 and :math:`C = 0` the chain is restarted
+        With "ward", ``moves="path"``, depth > 1 and :math:`C = 0` (or ``moves="burn-in"``
+        from either start, then also after the last burn-in sweep) the chain is restarted
         during burn-in, after the sweeps at the shares ``REGROUP_AT`` (0.2, 0.4, 0.6, 0.8)
         of ``burn_in``, from its own leaves and components grouped above by Ward's merges
         of the leaves
@@ -201,7 +202,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         Once, at half the burn-in, gave -0.018 / -0.011; after every tenth, -0.019 / -0.017.
         (With :math:`C > 0` a restart would also redraw the discriminants from their prior:
         on the overlapping siblings of the margin test the tree then kept one branch.)
-    moves : {"all", "path"}, default="path"
+    moves : {"path", "all", "burn-in"}, default="path"
         The sampler's moves (:func:`mixbayes.tree._sampler.sweep`). "path": every point's
         path and component (steps 1-2 of :mod:`mixbayes.tree._sampler`) and the Gibbs steps
         of weights and means, which keep the start's numbers of leaves and components. "all"
@@ -219,8 +220,20 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         (iris 0.840 against 0.808, wine 0.893 / 0.741, glass 0.471 / 0.439, wdbc 0.833 /
         0.831, ecoli 0.835 / 0.764, yeast 0.385 / 0.371; seed 0, before the burn-in
         regroup of ``init``): the posterior's upper levels carry little of the geometry.
-        "all" is the choice for exploring the posterior (and for starts far from the data's
-        tree, ``init="single"``).
+        "all" is the choice for exploring the posterior. "burn-in": every move during
+        burn-in, the per-point moves after it, for starts far from the data's tree
+        (``init="single"``): the restructuring moves find the leaves and components, the
+        burn-in regroups (``init``; here also after the last burn-in sweep, and with
+        ``"tied"`` :math:`\Sigma` re-estimated from the components, since a leaf may then
+        hold several) group the leaves above by Ward's merges, and the kept sweeps are the
+        exact per-point chain from there. From one path, on the recovery test's
+        well-separated hierarchies (``tests/tree/test_model.py``, data seeds 0-2, 60 sweeps,
+        level-wise NMI, means): depth 2 0.98 / 0.98 (d = 2) and 0.97 / 0.95 (d = 10), depth 3
+        0.93 / 0.88 / 0.97 (d = 2) and 0.93 / 0.91 / 0.96 (d = 10), where "all" gives 0.59 /
+        0.97, 0.58 / 0.97, 0.24 / 0.55 / 0.98 and 0.20 / 0.36 / 0.95, and "path" from one
+        path stays near it (2-7 leaves on the UCI tables); from the Ward start "burn-in" is
+        within 0.01 of the best peer on 8 of ``bench/bench_tree.py``'s 15 sets (means of
+        chain seeds 0-2, against 11 for "path": digits 0.54), so it is not the default.
     max_samples : int, default=200
         Most sweeps after burn-in whose paths are kept, over all chains and evenly spaced
         (``level_samples_``, int32, depth x n_samples each; :meth:`partition_summary` reads
@@ -317,7 +330,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         "init": Options(("ward", "single")),
         "max_samples": Interval("int", 0),
         "covariance_type": Options(COVARIANCE_TYPES),
-        "moves": Options(("all", "path")),
+        "moves": Options(("path", "all", "burn-in")),
         "point_estimate": Options((None, "vi", "binder")),
     }
 
@@ -461,6 +474,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         best, best_value = None, -np.inf
         streams = check_random_state(self.random_state).spawn(self.n_chains + 1)[1:]
         moves = _sampler.MOVES if self.moves == "all" else _sampler.PLAIN
+        burn_moves = _sampler.MOVES if self.moves in ("all", "burn-in") else _sampler.PLAIN
         start = (None, None) if self.init == "single" else (start.paths, start.paths[:, -1])
         # at most max_samples over the chains: a share of them from every chain
         keep = kept_sweeps(burn_in, self.n_iter, self.max_samples // self.n_chains)
@@ -469,6 +483,10 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         if (self.init == "ward" and self.moves == "path" and self.depth_ > 1
                 and self.margin_weight == 0):
             regroup_at = {int(f * burn_in) for f in REGROUP_AT} - {burn_in}
+        if self.moves == "burn-in" and self.depth_ > 1 and self.margin_weight == 0 and burn_in:
+            # and once more after the last burn-in sweep: the kept sweeps' per-point moves
+            # start from the restructured leaves grouped by Ward's merges (moves docstring)
+            regroup_at = {int(f * burn_in) for f in REGROUP_AT} | {burn_in - 1}
         first_data, first_whitening = data, self._whitening
         best_data, best_whitening = data, self._whitening
         for chain, stream in enumerate(streams):
@@ -478,7 +496,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
             with progress(self.n_iter, self.verbose, f"tree chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
                     stats = dict.fromkeys(_sampler.RESTRUCTURING, np.nan)
-                    rate = _sampler.sweep(data, state, rng, reg_rng, moves=moves,
+                    rate = _sampler.sweep(data, state, rng, reg_rng,
+                                          moves=burn_moves if sweep < burn_in else moves,
                                           stats=stats)
                     if sweep in regroup_at:  # burn-in only: a new start, kept leaves
                         if self._whitening is not None:  # and a tied Sigma from them
@@ -486,7 +505,14 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                             # cluster's spread to the leaves' pooled one; bench/bench_tree.py,
                             # 3 seeds: 10-11 of 15 sets within 0.01 of the best peer, 8-10
                             # re-estimating it from the leaves too)
-                            points = self._whiten(X, state.paths[:, -1])
+                            # (from the components where the restructuring moves ran:
+                            # pooled over leaves of several components, Sigma took in the
+                            # spread between them and the components merged, 24 -> 18 on a
+                            # depth-3 hierarchy of 27 from one path; "path" keeps the
+                            # leaves' pooled Sigma it was benchmarked with, 11 of 15 sets
+                            # against 11 with fewer per seed from the components)
+                            points = self._whiten(X, state.comp if self.moves == "burn-in"
+                                                  else state.paths[:, -1])
                             data = self._tree_data(points, data.observation_variance,
                                                    self._scales(points)[1], None)
                         state = _sampler.initial_state(
