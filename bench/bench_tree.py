@@ -167,10 +167,9 @@ Sigma pooled over coarser groups (Ward's merges of the leaves cut at k^(1/2): 5 
 0.47); every point moved to its nearest component mean of the kept state before the
 dendrogram, a conditional mode (glass 0.470, yeast 0.374, diabetes 0.766, digits 0.758:
 +0.01-0.03, no table won); and the restructuring moves during burn-in only, followed by the
-regroup and the path moves (6 of 15: on the depth-3 d = 10 hierarchy the components merge
-from 27 to 23 across the regroups, purity 0.51; from one path it does recover depth-2
-hierarchies, level-1 NMI 1.0 at d = 10 on three data seeds where `moves="all"` gives
-0.60-0.70, but not depth 3, leaf NMI 0.63).
+regroup and the path moves (`moves="burn-in"`, the option for a start far from the data's
+tree: 8 of 15 from the Ward start, digits 0.54; with Sigma pooled over leaves rather than
+components, the first try, 6 of 15).
 
 Speed (2026-12-04, load about 1; `python bench/bench_tree.py --yeast`): a default fit on yeast
 took 0.708 s (best of chain seeds 0-2; `"known"` 0.786 s in the same process), Ward's full tree
