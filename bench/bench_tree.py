@@ -169,7 +169,11 @@ dendrogram, a conditional mode (glass 0.470, yeast 0.374, diabetes 0.766, digits
 +0.01-0.03, no table won); and the restructuring moves during burn-in only, followed by the
 regroup and the path moves (`moves="burn-in"`, the option for a start far from the data's
 tree: 8 of 15 from the Ward start, digits 0.54; with Sigma pooled over leaves rather than
-components, the first try, 6 of 15).
+components, the first try, 6 of 15). Two chains of 50 sweeps (`n_chains=2, n_iter=50`, the
+default's cost) are steadier: mean gap to the best peer +0.000 against -0.005, per seed 10,
+10 and 11 of 15 against 9, 10 and 11, but 10 of 15 at the means (iris 0.864 against BHC's
+0.880: the default's 0.890 is the mean of 0.853, 0.863 and one chain at 0.953), so not made
+the default.
 
 Speed (2026-12-04, load about 1; `python bench/bench_tree.py --yeast`): a default fit on yeast
 took 0.708 s (best of chain seeds 0-2; `"known"` 0.786 s in the same process), Ward's full tree
