@@ -124,6 +124,10 @@ def test_tree_with_covariances_says_which(capsys, tmp_path):
     tree = mb.HierarchicalMixture(n_iter=4, covariance_type="diag").fit(X)
     status, out, _ = _inspect(capsys, mb.save(tree, tmp_path / "tree"))
     assert status == 0 and out.splitlines()[2].endswith("(diag covariances)")
+    known = mb.HierarchicalMixture(n_iter=4, covariance_type="known").fit(X)  # said nothing
+    status, out, _ = _inspect(capsys, mb.save(known, tmp_path / "known"))
+    assert status == 0 and out.splitlines()[2].endswith(
+        f"(one known variance, {known.observation_variance_:.3g})")
 
 
 def test_a_missing_model_file_is_named_as_the_model(capsys, tmp_path):

@@ -162,7 +162,8 @@ def _figures(model, declared, unit):
         return [f"size: {plural(len(model.labels_), 'point')} x {plural(p, 'feature')} -> "
                 f"depth {model.depth_}, {model.tree_.describe()}, "
                 f"{plural(model.n_components_, 'component')}" + (
-                    "" if model.covariance_type == "known"
+                    f" (one known variance, {model.observation_variance_:.3g})"
+                    if model.covariance_type == "known"
                     else f" ({model.covariance_type} covariances)"),
                 f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; best regularised "
                 f"complete-data log-likelihood {model.best_rcdll_:.6g}; split R-hat {rhat:.3g}, "
