@@ -238,6 +238,23 @@ def test_label_column_of_a_documents_csv_and_misplaced_column_flags(tmp_path, ca
         _one_line_error(status, err, fragment)
 
 
+def test_text_column_of_an_input_that_is_not_a_csv_is_refused(tmp_path, capsys, raw_text):
+    """`--text-column body` on a .txt file was silently ignored by cluster, topics, predict and
+    report (found by the new-user tryout), as --label-column is not."""
+    corpus = mb.Corpus.from_texts(TEXTS)
+    model = mb.DirichletMultinomialMixture(2, n_init=1, random_state=0).fit(corpus.counts)
+    path = mb.save(model, tmp_path / "model.npz", vocabulary=corpus)
+    fragment = f"--text-column names the text column of a CSV file; {str(raw_text)!r} is not one"
+    for args in [("cluster", str(raw_text), "-k", "2", "--out", str(tmp_path / "a")),
+                 ("topics", str(raw_text), "-k", "2", "--out", str(tmp_path / "b")),
+                 ("predict", str(path), str(raw_text), "-o", str(tmp_path / "p.csv")),
+                 ("report", str(path), "--corpus", str(raw_text), "--out",
+                  str(tmp_path / "r.html"))]:
+        status, _, err = _cli(capsys, *args, "--text-column", "body")
+        _one_line_error(status, err, fragment)
+    assert not any(p.name != "docs.txt" and p.name != "model.npz" for p in tmp_path.iterdir())
+
+
 def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
                                                                            saved, raw_text):
     paths, models, corpus, folder = saved

@@ -145,6 +145,10 @@ def _read_data(model, args, saved=None):
                          "documents; give the documents it was fitted to.")
     if documents and args.drop_column:
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
+    if documents and args.text_column is not None and not args.corpus.endswith((".csv",
+                                                                               ".csv.gz")):
+        raise ValueError(f"--text-column names the text column of a CSV file; {args.corpus!r} "
+                         "is not one (a .txt file is one document per line).")
     if not documents:
         for flag in _TEXT_FLAGS:
             if getattr(args, flag) is not None:
