@@ -255,6 +255,19 @@ def test_text_column_of_an_input_that_is_not_a_csv_is_refused(tmp_path, capsys, 
     assert not any(p.name != "docs.txt" and p.name != "model.npz" for p in tmp_path.iterdir())
 
 
+def test_report_corpus_whose_empty_documents_were_left_out_says_so(tmp_path, capsys):
+    """A model fitted in Python to documents with an empty one, reported with --corpus: 'the
+    corpus has 4 documents' of a 5-row .mtx, without why (found by the new-user tryout)."""
+    corpus = mb.Corpus.from_texts(["cat dog", "cat fish dog", "", "stock fell", "stock rose"])
+    model = mb.DirichletMultinomialMixture(2, n_init=1, random_state=0).fit(corpus.counts)
+    path = mb.save(model, tmp_path / "model.npz")
+    corpus.write(tmp_path / "data", format="mtx")
+    status, _, err = _cli(capsys, "report", str(path), "--corpus",
+                          str(tmp_path / "data" / "counts.mtx"), "--out", str(tmp_path / "r.html"))
+    _one_line_error(status, err, "--corpus: the corpus has 4 documents (after leaving out its 1 "
+                    "empty one, as cluster and topics do) but the model was fitted to 5")
+
+
 def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
                                                                            saved, raw_text):
     paths, models, corpus, folder = saved
