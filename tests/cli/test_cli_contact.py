@@ -268,6 +268,15 @@ def test_report_corpus_whose_empty_documents_were_left_out_says_so(tmp_path, cap
                     "empty one, as cluster and topics do) but the model was fitted to 5")
 
 
+def test_no_terms_left_names_the_flag_that_keeps_them(tmp_path, capsys):
+    """One document: every term is in more than half of them; the error said 'max_df 0.5',
+    the Python name, not the flag to change (found by the new-user tryout)."""
+    (tmp_path / "one.txt").write_text("just one document about foxes and dogs\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "one.txt"), "-k", "1",
+                          "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, "more than 0 of the 1 document (--max-df 0.5; 1.0 keeps them)")
+
+
 def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
                                                                            saved, raw_text):
     paths, models, corpus, folder = saved
