@@ -49,6 +49,16 @@ def test_from_texts_counts_and_options():
         mb.Corpus.from_texts(["the and of", "a an"], stop_words="english")
 
 
+def test_from_texts_refuses_one_str_and_entries_that_are_not_text():
+    with pytest.raises(TypeError, match=r"not one str; wrap a single document as \[text\]"):
+        mb.Corpus.from_texts("the cat sat on the mat")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be a str .*got NoneType None"):
+        mb.Corpus.from_texts(["the cat", None, "the dog"])
+    with pytest.raises(TypeError, match=r"texts\[0\] must be a str .*got float nan"):
+        mb.Corpus.from_texts([float("nan"), "the dog"])
+    assert mb.Corpus.from_texts([b"the cat", "the dog"]).n_documents == 2
+
+
 def test_mtx_round_trip(tmp_path, corpus):
     corpus.write(tmp_path / "c", format="mtx")
     back = mb.read_corpus(tmp_path / "c" / "counts.mtx")

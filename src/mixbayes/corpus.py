@@ -120,10 +120,19 @@ class Corpus:
         """
         from sklearn.feature_extraction.text import CountVectorizer
 
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list of documents (one str each), not one str; "
+                            "wrap a single document as [text].")
         texts = list(texts)
         if not texts:
             raise ValueError("texts must hold at least one document; got none.")
         vectorizer = vectorizer if vectorizer is not None else CountVectorizer(**options)
+        if getattr(vectorizer, "input", "content") == "content":
+            for i, text in enumerate(texts):
+                if not isinstance(text, (str, bytes)):
+                    raise TypeError(f"texts[{i}] must be a str (a document's text); got "
+                                    f"{type(text).__name__} {text!r} (a missing value? "
+                                    "use '' for an empty document).")
         try:
             counts = vectorizer.fit_transform(texts)
         except ValueError as exc:  # "empty vocabulary; perhaps the documents only contain stop words"

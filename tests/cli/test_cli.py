@@ -419,6 +419,18 @@ def test_cluster_model_topics_points_to_the_topics_command(capsys):
         capsys.readouterr().err
 
 
+def test_an_option_the_command_lacks_points_to_that_commands_help(capsys):
+    """`topics ... --model dmm` said 'see mixbayes --help', which lists no command's options
+    (found by the new-user tryout)."""
+    from mixbayes.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["topics", "docs.txt", "-k", "3", "--model", "dmm"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("mixbayes: error: unrecognized arguments: --model dmm "
+                                       "(see mixbayes topics --help)\n")
+
+
 def test_a_tree_of_one_leaf_is_noted(tmp_path, capsys, monkeypatch):
     """Iris, full covariances, C = 1, two chains of 30 sweeps, seed 0: the kept state is one
     path whose two components hold the structure (a legitimate state; found by the new-user

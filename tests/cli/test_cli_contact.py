@@ -238,6 +238,45 @@ def test_label_column_of_a_documents_csv_and_misplaced_column_flags(tmp_path, ca
         _one_line_error(status, err, fragment)
 
 
+def test_text_column_of_an_input_that_is_not_a_csv_is_refused(tmp_path, capsys, raw_text):
+    """`--text-column body` on a .txt file was silently ignored by cluster, topics, predict and
+    report (found by the new-user tryout), as --label-column is not."""
+    corpus = mb.Corpus.from_texts(TEXTS)
+    model = mb.DirichletMultinomialMixture(2, n_init=1, random_state=0).fit(corpus.counts)
+    path = mb.save(model, tmp_path / "model.npz", vocabulary=corpus)
+    fragment = f"--text-column names the text column of a CSV file; {str(raw_text)!r} is not one"
+    for args in [("cluster", str(raw_text), "-k", "2", "--out", str(tmp_path / "a")),
+                 ("topics", str(raw_text), "-k", "2", "--out", str(tmp_path / "b")),
+                 ("predict", str(path), str(raw_text), "-o", str(tmp_path / "p.csv")),
+                 ("report", str(path), "--corpus", str(raw_text), "--out",
+                  str(tmp_path / "r.html"))]:
+        status, _, err = _cli(capsys, *args, "--text-column", "body")
+        _one_line_error(status, err, fragment)
+    assert not any(p.name != "docs.txt" and p.name != "model.npz" for p in tmp_path.iterdir())
+
+
+def test_report_corpus_whose_empty_documents_were_left_out_says_so(tmp_path, capsys):
+    """A model fitted in Python to documents with an empty one, reported with --corpus: 'the
+    corpus has 4 documents' of a 5-row .mtx, without why (found by the new-user tryout)."""
+    corpus = mb.Corpus.from_texts(["cat dog", "cat fish dog", "", "stock fell", "stock rose"])
+    model = mb.DirichletMultinomialMixture(2, n_init=1, random_state=0).fit(corpus.counts)
+    path = mb.save(model, tmp_path / "model.npz")
+    corpus.write(tmp_path / "data", format="mtx")
+    status, _, err = _cli(capsys, "report", str(path), "--corpus",
+                          str(tmp_path / "data" / "counts.mtx"), "--out", str(tmp_path / "r.html"))
+    _one_line_error(status, err, "--corpus: the corpus has 4 documents (after leaving out its 1 "
+                    "empty one, as cluster and topics do) but the model was fitted to 5")
+
+
+def test_no_terms_left_names_the_flag_that_keeps_them(tmp_path, capsys):
+    """One document: every term is in more than half of them; the error said 'max_df 0.5',
+    the Python name, not the flag to change (found by the new-user tryout)."""
+    (tmp_path / "one.txt").write_text("just one document about foxes and dogs\n")
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "one.txt"), "-k", "1",
+                          "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, "more than 0 of the 1 document (--max-df 0.5; 1.0 keeps them)")
+
+
 def test_report_corpus_of_the_wrong_kind_says_what_the_model_was_fitted_to(tmp_path, capsys,
                                                                            saved, raw_text):
     paths, models, corpus, folder = saved

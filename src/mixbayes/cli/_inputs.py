@@ -141,6 +141,10 @@ def read_documents(args):
     if label_column is not None and not path.endswith((".csv", ".csv.gz")):
         raise ValueError(f"--label-column names a column of a CSV file; {path!r} is not one "
                          "(give the labels with --labels FILE).")
+    if ("text_column" not in getattr(args, "defaulted", ("text_column",))
+            and not path.endswith((".csv", ".csv.gz"))):
+        raise ValueError(f"--text-column names the text column of a CSV file; {path!r} is not "
+                         "one (a .txt file is one document per line).")
     source = count_file(args)
     raw = source is None and os.path.exists(path) and _is_raw_text(path)
     corpus = read_sharded(args, source) if source is not None else _read_here(args, raw)

@@ -34,6 +34,19 @@ class Parser(argparse.ArgumentParser):
         sys.stderr.write(f"mixbayes: error: {message} (see {self.prog} --help)\n")
         sys.exit(2)
 
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an option the command does not take is refused by that
+        command's parser, so the error points to ``mixbayes COMMAND --help`` (argparse leaves
+        it to the top parser: ``see mixbayes --help``, which does not list the option)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self
+            for action in self._actions:
+                if isinstance(action, argparse._SubParsersAction):
+                    command = action.choices.get(getattr(parsed, action.dest, None), self)
+            command.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
 
 def non_negative_float(text):
     """An argparse type: a finite number of at least 0."""

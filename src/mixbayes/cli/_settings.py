@@ -52,7 +52,8 @@ _CLI_WORDS = {
     "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
     "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
     "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth",
-    "margin_weight": "--margin-weight", "n_jobs": "--n-jobs",
+    "margin_weight": "--margin-weight", "n_jobs": "--n-jobs", "min_df": "--min-df",
+    "max_df": "--max-df", "max_features": "--max-features",
 }
 
 

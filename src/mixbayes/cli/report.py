@@ -116,6 +116,13 @@ def _write(model, path, data, options):
         message = str(exc)
         if message.startswith("data: "):
             message = "--corpus: " + message[len("data: "):]
+        left_out = getattr(data, "left_out", 0)
+        if left_out and "documents but the model was fitted to" in message:
+            # a model fitted in Python may hold the empty documents the command leaves out
+            ones = "one" if left_out == 1 else "ones"
+            message = re.sub(r"(the corpus has \S+ documents?)", r"\1 (after leaving out "
+                             f"its {left_out} empty {ones}, as cluster and topics do)", message,
+                             count=1)
         message = message.replace("(the same stop words and minimum document frequency)",
                                   "(the same --stop-words, --min-df, --max-df, --max-features and "
                                   "--text-column)")
@@ -145,6 +152,10 @@ def _read_data(model, args, saved=None):
                          "documents; give the documents it was fitted to.")
     if documents and args.drop_column:
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
+    if documents and args.text_column is not None and not args.corpus.endswith((".csv",
+                                                                               ".csv.gz")):
+        raise ValueError(f"--text-column names the text column of a CSV file; {args.corpus!r} "
+                         "is not one (a .txt file is one document per line).")
     if not documents:
         for flag in _TEXT_FLAGS:
             if getattr(args, flag) is not None:
@@ -158,7 +169,9 @@ def _read_data(model, args, saved=None):
                                           text_column=args.text_column or "text",
                                           stop_words=args.stop_words, min_df=args.min_df or 1,
                                           max_df=args.max_df, max_features=args.max_features)
-            return read_documents(settings)[0], {}
+            corpus, _, left_out = read_documents(settings)
+            corpus.left_out = left_out  # named if the number of documents differs
+            return corpus, {}
         if not os.path.exists(args.corpus):
             raise ValueError(f"input: no file named {args.corpus!r}.")
         features = None if saved is None else [str(t) for t in saved.terms]
@@ -211,8 +224,10 @@ def _saved_reading(saved, path):
     except (ValueError, OSError) as exc:
         raise as_input_error(exc) from None
     keep = np.flatnonzero(np.diff(corpus.counts.indptr) > 0)
-    return Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep], None,
+    kept = Corpus(corpus.counts[keep], corpus.vocabulary, corpus.doc_ids[keep], None,
                   corpus.preprocessing)
+    kept.left_out = int(corpus.n_documents - keep.size)  # named if the number differs
+    return kept
 
 
 def _selection_beside(model_path, model):
