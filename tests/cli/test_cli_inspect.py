@@ -141,3 +141,21 @@ def test_a_missing_model_file_is_named_as_the_model(capsys, tmp_path):
         assert main(args) == 1
         err = capsys.readouterr().err
         assert err == f"mixbayes: error: model file: no such file or folder: {missing!r}.\n", err
+
+
+def test_an_hdp_chain_with_a_high_r_hat_is_not_called_settled(capsys, tmp_path, saved):
+    """One HDP chain whose trend tests did not warn but whose split R-hat was 1.27 read
+    "R-hat of the log joint 1.27; settled (no convergence warning)" (a new user's tryout)."""
+    import copy
+
+    model = copy.deepcopy(saved[1]["hdp"])  # (the fixture's model is shared)
+    model.rhat_ = model.rhat_.copy()
+    model.rhat_["log_joint"] = 1.27
+    model.convergence_warnings_ = []
+    status, out, _ = _inspect(capsys, mb.save(model, tmp_path / "hdp"))
+    assert status == 0
+    assert out.splitlines()[3].endswith("R-hat of the log joint 1.27; NOT settled: its split "
+                                        "R-hat is above 1.1 (raise n_iter)")
+    model.rhat_["log_joint"] = 1.02
+    status, out, _ = _inspect(capsys, mb.save(model, tmp_path / "hdp2"))
+    assert out.splitlines()[3].endswith("1.02; settled (no convergence warning)")
