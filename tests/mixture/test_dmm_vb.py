@@ -453,6 +453,14 @@ def test_select_n_clusters_held_out_criterion():
                if i != np.argmax(held))
     plain = mb.select_n_clusters(corpus.counts, range(3, 5), heldout=0, verbose=0)
     assert plain.best_k_heldout is None and plain.table[0]["heldout_log_likelihood"] is None
+    assert not any("held out" in note for note in plain.notes)  # none was asked
+    # fewer than 50 documents: none held out, and a note says why (the table's held-out
+    # column was all "-" with no word of it)
+    few = mb.select_n_clusters(corpus.counts[:40], range(3, 5), verbose=0)
+    assert few.n_heldout == 0 and few.best_k_heldout is None
+    assert any(note.startswith("no documents were held out: 40 are fewer than 50")
+               for note in few.notes), few.notes
+    assert "note: no documents were held out" in str(few)
     with pytest.raises(ValueError, match="heldout must be a share"):
         mb.select_n_clusters(corpus.counts, range(1, 3), heldout=0.9)
 

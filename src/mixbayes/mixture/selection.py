@@ -66,6 +66,9 @@ class ClusterSelection:
         The smallest candidate within one standard error of the highest held-out likelihood.
     n_heldout : int
         Documents held out (0: none).
+    too_few_to_hold_out : int
+        The documents, where a held-out share was asked of fewer than 50 and none was held
+        out (0 otherwise): a note says so.
     """
 
     table: list
@@ -73,6 +76,7 @@ class ClusterSelection:
     best_model: object = field(repr=False)
     best_k_heldout: int = None
     n_heldout: int = 0
+    too_few_to_hold_out: int = 0
 
     def column(self, name):
         """One column of the table as an array."""
@@ -84,6 +88,10 @@ class ClusterSelection:
         the range, an end of the range chosen, the two criteria disagreeing."""
         ks = [row["k"] for row in self.table]
         notes, rising = [], 0
+        if self.too_few_to_hold_out:
+            notes.append(f"no documents were held out: {self.too_few_to_hold_out} are fewer "
+                         "than 50, too few to score K by held-out likelihood (the evidence, "
+                         "ELBO + log K!, alone chooses)")
         curves = [("ELBO + log K!", "score", self.best_k)]
         if self.best_k_heldout is not None:
             curves.append(("held-out likelihood", "heldout_log_likelihood", self.best_k_heldout))
@@ -205,7 +213,8 @@ def select_n_clusters(X, candidates, estimator=None, heldout=0.1, random_state=0
     best_heldout = _one_standard_error_choice(table, per_document) if n_test else None
     final = models[best] if not n_test else clone(base).set_params(n_components=best).fit(X)
     return ClusterSelection(table=table, best_k=best, best_model=final,
-                            best_k_heldout=best_heldout, n_heldout=n_test)
+                            best_k_heldout=best_heldout, n_heldout=n_test,
+                            too_few_to_hold_out=n if heldout > 0 and n < 50 else 0)
 
 
 def log_k_factorial(k, n_occupied=None):
