@@ -30,6 +30,10 @@ fields:
   its and freetype's rendering, not on what this package computed (the data they draw are in
   the other files).
 
+``topics_select`` was recorded again when its summary's ``n_iter`` became the chosen K's row of
+the selection table (the coarse fit and its continuation, 30; it was the continuation's 20):
+only those two lines changed.
+
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run
 ``MIXBAYES_RECORD=1 pytest tests/cli/test_cli_fixtures.py`` and review the diff.

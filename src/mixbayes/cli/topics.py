@@ -93,7 +93,7 @@ def run_topics(args, settings, out, verbose, stream):
     main_topic = model.doc_topic_.argmax(axis=1)
     summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
                    n_topics=int(model.n_components), log_posterior=float(model.log_posterior_),
-                   n_iter=int(model.n_iter_), seconds=round(elapsed, 3),
+                   n_iter=_iterations(model, selection), seconds=round(elapsed, 3),
                    coherence=dict(measure=coherence["measure"], mean=coherence["mean"],
                                   top_words=args.top))
     if corpus.labels is not None:
@@ -134,3 +134,12 @@ def run_topics(args, settings, out, verbose, stream):
 def _flags(text):
     """The selection's notes in the command's words."""
     return text.replace("scan_all=True", "--scan-all")
+
+
+def _iterations(model, selection):
+    """The fit's iterations; with --select, the chosen K's row of the table, which counts a
+    coarse fit and its continuation (the model's ``n_iter_`` is the continuation's alone)."""
+    if selection is None:
+        return int(model.n_iter_)
+    return int(next(row["n_iter"] for row in selection.table
+                    if row["k"] == model.n_components))
