@@ -159,3 +159,17 @@ def test_an_hdp_chain_with_a_high_r_hat_is_not_called_settled(capsys, tmp_path, 
     model.rhat_["log_joint"] = 1.02
     status, out, _ = _inspect(capsys, mb.save(model, tmp_path / "hdp2"))
     assert out.splitlines()[3].endswith("1.02; settled (no convergence warning)")
+
+
+def test_the_vocabulary_line_of_a_model_of_counts_reads_once(capsys, tmp_path):
+    """A model fitted to counts said "vocabulary: 30 terms (saved), read as counts read as
+    given"; the line now says where the terms came from once."""
+    simulated, _ = mb.datasets.make_dmm_corpus(40, 30, 2, random_state=0)
+    simulated.write(tmp_path / "docs", format="mtx")
+    corpus = mb.read_corpus(tmp_path / "docs" / "counts.mtx")  # counts, read as given
+    model = mb.DirichletMultinomialMixture(2, random_state=0).fit(corpus.counts)
+    path = mb.save(model, tmp_path / "model.npz", vocabulary=corpus)
+    status, out, _ = _inspect(capsys, path)
+    assert status == 0
+    line = next(line for line in out.splitlines() if line.startswith("vocabulary: "))
+    assert line == "vocabulary: 30 terms (saved), from counts read as given"

@@ -65,3 +65,16 @@ def test_uncertainty_of_the_trees_leaves(tmp_path, capsys):
         main(["topics", str(tmp_path / "in.csv"), "-k", "2", "--uncertainty"])
     assert usage.value.code == 2 and "unrecognized arguments: --uncertainty" in \
         capsys.readouterr().err
+
+
+def test_a_certain_partition_has_no_negative_expected_loss(tmp_path, capsys):
+    """Every draw the same partition: the expected VI summed to -2e-15 and was printed as
+    "least expected VI -0.000 bits" (and written negative); it is 0 in both now."""
+    corpus, _ = mb.datasets.make_dmm_corpus(300, 200, 4, random_state=0)
+    corpus.write(str(tmp_path / "c"))
+    status = main(["cluster", str(tmp_path / "c"), "--model", "dmm", "-k", "4",
+                   "--uncertainty", "--out", str(tmp_path / "out"), "-q"])
+    out = capsys.readouterr().out
+    assert status == 0 and "least expected VI 0.000 bits with 4 clusters" in out
+    summary = json.loads((tmp_path / "out" / "partition.json").read_text())
+    assert summary["expected_loss"] >= 0 and summary["credible_ball"]["radius"] == 0

@@ -463,3 +463,12 @@ def test_a_sampler_s_page_shows_its_partition_posterior():
     assert {r["id"] for r in shown["least_certain"]} <= set(corpus.doc_ids)
     vb = mb.DirichletMultinomialMixture(3).fit(corpus.counts)
     assert "partition" not in _payload(build_report(vb, corpus))
+
+
+def test_the_mixtures_subtitle_counts_the_clusters_holding_documents():
+    """The subtitle read "4 clusters holding documents of 4"; it reads "4 of 4 clusters
+    holding documents" now."""
+    corpus, _ = mb.datasets.make_dmm_corpus(120, 50, 4, random_state=0)
+    model = mb.DirichletMultinomialMixture(4, random_state=0).fit(corpus.counts)
+    subtitle = _payload(build_report(model, corpus))["subtitle"]
+    assert "120 documents x 50 terms, 4 of 4 clusters holding documents; " in subtitle

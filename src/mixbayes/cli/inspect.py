@@ -103,7 +103,7 @@ def _reading(model, saved):
     if saved.preprocessing is None:
         return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved; how they were read is not "
                 "known)"]
-    return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved), read as "
+    return [f"vocabulary: {plural(len(saved), 'term', spec=',')} (saved), from "
             f"{saved.preprocessing.describe()}"]
 
 

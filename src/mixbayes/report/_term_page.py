@@ -103,8 +103,8 @@ def _dmm_view(model, counts, rows=None):
         present=model.word_concentration_ - model.word_prior_ >= 0.5,  # as top_words
         size=[plural(int(n), "document") for n in sizes], unit="cluster", traces=traces,
         subtitle=(f"Dirichlet-multinomial mixture: {plural(len(model.labels_), 'document')} x "
-                  f"{plural(P.shape[1], 'term')}, {plural(kept.size, 'cluster')} holding "
-                  f"documents of {model.n_components}; {fit}"
+                  f"{plural(P.shape[1], 'term')}, {kept.size} of "
+                  f"{plural(model.n_components, 'cluster')} holding documents; {fit}"
                   + ("" if model.converged_ else " (NOT converged)")),
         scores=scores, score_name="probability")
 
