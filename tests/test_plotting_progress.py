@@ -443,3 +443,21 @@ def test_dendrogram_foot_counts_the_clusters_above_stage_one():
     # five points joined one by one, every merge above 1: five clusters, more than 3
     chain = np.array([[0, 1, 1.0, 2], [5, 2, 2.0, 3], [6, 3, 3.0, 4], [7, 4, 4.0, 5]])
     assert dendrogram_clusters(chain) == 5 and dendrogram_clusters(chain, max_leaves=3) == 3
+
+
+def test_plotting_is_reached_as_an_attribute_without_importing_it_up_front():
+    """``mb.plotting.plot_dendrogram(tr)`` (the guide's spelling) raised AttributeError, for
+    ``import mixbayes`` does not import the plotting module; it is now loaded on first use, and
+    a fresh ``import mixbayes`` still leaves matplotlib alone."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mixbayes as mb; assert 'mixbayes.plotting' not in sys.modules; "
+            "assert 'matplotlib' not in sys.modules; "
+            "assert callable(mb.plotting.plot_dendrogram); "
+            "assert 'mixbayes.plotting' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    import mixbayes as mb
+
+    with pytest.raises(AttributeError, match="has no attribute 'plotter'"):
+        mb.plotter

@@ -30,3 +30,13 @@ __all__ = [
     "TopicModel",
     "VariationalGaussianMixture",
 ]
+
+
+def __getattr__(name):
+    """``mb.plotting`` on first use (matplotlib is not imported with the package: a plotting
+    call in the guide failed with AttributeError until ``import mixbayes.plotting``)."""
+    if name == "plotting":
+        import importlib
+
+        return importlib.import_module(".plotting", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
