@@ -34,7 +34,9 @@ fields:
 the selection table (the coarse fit and its continuation, 30; it was the continuation's 20):
 only those two lines changed. ``dmm`` was recorded again when the report's subtitle became "3 of 3
 clusters holding documents" (it read "3 clusters holding documents of 3"): only the page's
-digest changed, and floats in their last place.
+digest changed, and floats in their last place. Every run with ``--report`` was recorded again when
+the charts' left margin came to hold their longest tick label (the page's script changed): the
+pages' digests only, and floats in their last place.
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

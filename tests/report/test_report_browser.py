@@ -335,3 +335,31 @@ def test_the_fit_s_warnings_are_in_the_page_s_header(chromium, saved, tmp_path):
         shown = browser.evaluate("""[!document.getElementById('warnings').hidden,
             Array.from(document.querySelectorAll('#warnings li')).map(li => li.textContent)]""")
     assert shown == [True, model.convergence_warnings_]
+
+
+def test_a_trace_s_long_tick_labels_leave_its_axis_title_clear(chromium, saved, tmp_path):
+    """An ELBO that moves by 0.01 around -1.0755e6 (the demo's) needs ten-digit tick labels
+    ("-1.075505160e+6"), which a fixed 64-pixel margin laid over the axis title: the left
+    margin now holds the longest label, and no label's box meets the title's."""
+    import copy
+
+    model = copy.deepcopy(saved[1]["dmm"])
+    model.elbo_trace_ = np.array([-1075505.168, -1075505.155])
+    page = write_report(model, tmp_path / "t.html", saved[2])
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        boxes = browser.evaluate("""(() => {
+            const svg = document.querySelectorAll('#traces svg')[0];
+            const box = t => { const r = t.getBoundingClientRect();
+                               return [r.left, r.right, r.top, r.bottom, t.textContent]; };
+            return {labels: Array.from(svg.querySelectorAll('g.axis text[text-anchor="end"]'))
+                        .map(box),
+                    title: box(Array.from(svg.querySelectorAll('g.axis text'))
+                        .find(t => t.getAttribute('transform')))};
+        })()""")
+    title = boxes["title"]
+    assert title[4] and len(boxes["labels"]) >= 2
+    assert max(len(label[4]) for label in boxes["labels"]) >= 12  # the long labels this is about
+    for label in boxes["labels"]:
+        assert label[0] >= title[1], (label, title)  # each label right of the rotated title

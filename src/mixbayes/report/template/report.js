@@ -435,13 +435,8 @@
   // ------------------------------------------------------------------ line charts
   function lineChart(svg, chart) {
     clear(svg);
-    var W = 520, H = 250, padL = 64, padR = chart.series.some(function (s) { return s.axis === "right"; }) ? 64 : 16;
-    var padT = 14, padB = 58;
+    var W = 520, H = 250, padT = 14, padB = 58;
     svgSize(svg, W, H);
-    var allX = [];
-    chart.series.forEach(function (s) { (s.x || chart.x).forEach(function (v) { allX.push(v); }); });
-    var bx = niceTicks(extent(allX)[0], extent(allX)[1], 6, 1);  // x: iterations or K
-    var X = function (v) { return padL + (v - bx.lo) / (bx.hi - bx.lo) * (W - padL - padR); };
     var sides = {};
     ["left", "right"].forEach(function (side) {
       var values = [];
@@ -450,6 +445,19 @@
       var b = niceTicks(extent(values)[0], extent(values)[1], 5);
       sides[side] = { b: b, Y: function (v) { return H - padB - (v - b.lo) / (b.hi - b.lo) * (H - padT - padB); } };
     });
+    // the margins hold the longest tick label (10 px digits, about 6 px wide) and, on the
+    // left, the axis title: an ELBO that moves by 0.01 around -1.0755e6 needs ten digits,
+    // which a fixed 64 px laid over the title
+    var labelWidth = function (side) {
+      if (!sides[side]) return 0;
+      return 6 * Math.max.apply(null, tickLabels(sides[side].b).map(function (t) { return t.length; }));
+    };
+    var padL = Math.max(64, Math.ceil(labelWidth("left") + 8 + (chart.ylabel ? 20 : 0)));
+    var padR = sides.right ? Math.max(64, Math.ceil(labelWidth("right") + 8)) : 16;
+    var allX = [];
+    chart.series.forEach(function (s) { (s.x || chart.x).forEach(function (v) { allX.push(v); }); });
+    var bx = niceTicks(extent(allX)[0], extent(allX)[1], 6, 1);  // x: iterations or K
+    var X = function (v) { return padL + (v - bx.lo) / (bx.hi - bx.lo) * (W - padL - padR); };
     var g = el("g", { class: "axis" }, svg), grid = el("g", { class: "grid" }, svg);
     el("line", { x1: padL, y1: H - padB, x2: W - padR, y2: H - padB }, g);
     var xText = tickLabels(bx);
