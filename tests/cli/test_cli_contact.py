@@ -454,3 +454,18 @@ def test_a_text_column_is_numbered_as_in_the_file_after_an_id_column(tmp_path, c
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
                           "--drop-column", "b", "--out", str(tmp_path / "o"))
     _one_line_error(status, err, "line 2, column 4 ('kind')")
+
+
+@pytest.mark.parametrize("table, field", [
+    ('x,income\n0.5,"50,000"\n1.5,"61,250"\n', "50,000"),
+    ('x,y\n"1,234.5",2\n"2,345.5",3\n', "1,234.5"),
+    ("x;y\n1.234,5;2\n2.345,5;3\n", "1.234,5"),
+])
+def test_a_number_with_thousands_separators_is_named_as_such(tmp_path, capsys, table, field):
+    """A spreadsheet's 50,000 is a number, not a class column: the error says to write it
+    without the separators rather than pointing to --label-column."""
+    (tmp_path / "t.csv").write_text(table)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                          "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, f"{field!r} is a number written with thousands separators")
+    assert "--label-column" not in err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 
 import numpy as np
 
@@ -326,6 +327,11 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
             try:
                 values[i, j] = _number(field, decimal_comma)
             except ValueError:
+                if _GROUPED.match(field):
+                    raise ValueError(
+                        f"{where}: {field[:30]!r} is a number written with thousands "
+                        "separators; write it without them (as 1234.5, or 1234,5 in a table "
+                        "separated by ';' or tabs).") from None
                 name = header[j] if header is not None else str(at[j] + 1)
                 raise ValueError(
                     f"{where}: {field[:30]!r} is not a number; points are numbers in every "
@@ -425,6 +431,11 @@ def _unique_names(header):
         seen.setdefault(name, 0)
         names.append(name)
     return names
+
+
+# 1,234 or 1,234.5 (or 1.234,5; 1 234; 1'234): digits in groups of three, as spreadsheets
+# format numbers for reading, which ``float`` refuses.
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:([,.' ])\d{3})(?:\1\d{3})*(?:(?!\1)[.,]\d+)?$")
 
 
 def _number(field, decimal_comma=False):
