@@ -123,6 +123,19 @@ def test_points_with_missing_or_infinite_values_name_line_and_column(tmp_path, c
     _one_line_error(status, err, expected)
 
 
+@pytest.mark.parametrize("array,expected", [
+    (np.array([1 + 1j, 2, 3]), "holds complex128 values; points must be real numbers"),
+    (np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]),
+     "row 2, column 1: nan is not a finite number (1 such value in all)"),
+])
+def test_npy_points_that_are_not_finite_real_numbers_are_named(tmp_path, capsys, array,
+                                                                expected):
+    np.save(tmp_path / "p.npy", array)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.npy"), "--model", "gmm", "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, expected)
+
+
 def test_numeric_tables_given_to_document_models_suggest_gmm(tmp_path, capsys):
     X, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
     np.savetxt(tmp_path / "p.csv", X, delimiter=",", header="x,y", comments="")

@@ -464,7 +464,7 @@ def _points_from_npy(path):
         raise ValueError(f"input: {path!r} is not a readable .npy array ({exc}).") from None
     if not isinstance(X, np.ndarray) or X.dtype.kind not in "biuf":
         raise ValueError(f"input: {path!r} holds {getattr(X, 'dtype', type(X))} values; points "
-                         "must be numbers.")
+                         "must be real numbers.")
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.size == 0:
@@ -475,7 +475,7 @@ def _points_from_npy(path):
     if bad.size:
         row, column = bad[0] + 1
         raise ValueError(f"input: {path!r} row {row}, column {column}: {X[tuple(bad[0])]} is "
-                         f"not a finite number ({len(bad)} such values).")
+                         f"not a finite number ({plural(len(bad), 'such value', 'such values')} in all).")
     return X
 
 
