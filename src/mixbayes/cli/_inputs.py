@@ -243,13 +243,14 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
     path = check_file(path, "input")
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
-    if path.endswith(".npy"):
+    suffix = path.lower()  # Windows writes .CSV as often as .csv
+    if suffix.endswith(".npy"):
         if label_column is not None or drop_columns:
             flag = "--label-column" if label_column is not None else "--drop-column"
             raise ValueError(f"{flag} names a column of a table; {path!r} is an array (.npy).")
         return _two_points(_points_from_npy(path), path, min_points), None, []
     tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
-    if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
+    if not suffix.endswith(tables + tuple(t + ".gz" for t in tables)):
         raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
                          f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")

@@ -144,7 +144,7 @@ def read_new_points(args, model, saved):
     elif X.shape[1] != p:
         fitted = f" ({', '.join(map(repr, expected))})" if expected is not None else ""
         advice = ("the same columns (leave others out with --drop-column)" if not
-                  str(args.input).endswith(".npy") else f"an array of shape (n_points, {p})" + (
+                  str(args.input).lower().endswith(".npy") else f"an array of shape (n_points, {p})" + (
                       " (a 1-D array is one column" + (
                           f": save a single point as shape (1, {p}))" if X.shape[0] == p else ")")
                       if X.shape[1] == 1 else ""))
