@@ -469,3 +469,19 @@ def test_a_number_with_thousands_separators_is_named_as_such(tmp_path, capsys, t
                           "--out", str(tmp_path / "o"))
     _one_line_error(status, err, f"{field!r} is a number written with thousands separators")
     assert "--label-column" not in err
+
+
+def test_a_class_column_of_numbers_clustered_as_a_feature_gets_a_note(tmp_path, capsys):
+    """A UCI-style table whose class column holds 1, 2, 3 is all numbers, so it is clustered
+    as a feature; the run says so and names --label-column (and stays quiet once given)."""
+    X, truth = mb.datasets.make_gaussian_mixture(30, 2, 3, random_state=0)
+    rows = [f"{a:.4f},{b:.4f},{c + 1}" for (a, b), c in zip(X, truth.labels)]
+    (tmp_path / "t.csv").write_text("x,y,Class\n" + "\n".join(rows) + "\n")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "3", "--out", str(tmp_path / "a"))
+    assert status == 0, err
+    assert "note: column 3 ('Class') is named as known labels" in out
+    assert "--label-column Class" in out
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "3", "--label-column", "Class", "--out", str(tmp_path / "b"))
+    assert status == 0 and "named as known labels" not in out + err, err

@@ -18,6 +18,7 @@ from .._validation import plural
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
 RAW_TEXT_MAX_DF = 0.5  # --max-df's default for raw text (max_df_of)
 _MISSING = ("NA", "NAN", "NULL", "?")
+_LABEL_NAMES = ("class", "classes", "label", "labels", "target", "species", "category")
 _DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
                    "of numbers")
 _POINTS_HINT = ("cluster points with --model gmm or --model tree (--label-column NAME for a "
@@ -346,6 +347,14 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
         values, header = values[:, 1:], header[1:]
+    if features is None and label_column is None and header is not None and width > 1:
+        for j, name in enumerate(header):  # a class column of numbers would be clustered
+            column = values[:, j]
+            if (name.strip().lower() in _LABEL_NAMES and np.all(column == np.round(column))
+                    and np.unique(column).size <= 20):
+                notes.append(f"column {at[j] + 1} ({name!r}) is named as known labels but is "
+                             f"clustered as a feature; give --label-column {name} to score "
+                             f"against it, or --drop-column {name}")
     result = (_two_points(values, path, min_points), None if header is None else _unique_names(header),
               notes)
     return result if label_column is None else result + (labels,)
