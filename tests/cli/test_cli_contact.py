@@ -485,3 +485,14 @@ def test_a_class_column_of_numbers_clustered_as_a_feature_gets_a_note(tmp_path, 
     status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
                             "-k", "3", "--label-column", "Class", "--out", str(tmp_path / "b"))
     assert status == 0 and "named as known labels" not in out + err, err
+
+
+def test_an_id_column_that_is_not_first_gets_a_note(tmp_path, capsys):
+    """Only a first id column is left out; one further right is clustered, and said to be."""
+    rows = [f"{i},{0.1 * i:.2f},{i % 3},{1000 + i}" for i in range(12)]
+    (tmp_path / "t.csv").write_text(",a,b,point_id\n" + "\n".join(rows) + "\n")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "2", "--out", str(tmp_path / "o"))
+    assert status == 0, err
+    assert "note: column 4 ('point_id') is named as an identifier" in out
+    assert "--drop-column point_id" in out

@@ -346,15 +346,19 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
         notes.append(f"column {at[0] + 1} ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
-        values, header = values[:, 1:], header[1:]
-    if features is None and label_column is None and header is not None and width > 1:
-        for j, name in enumerate(header):  # a class column of numbers would be clustered
+        values, header, at = values[:, 1:], header[1:], at[1:]
+    if features is None and header is not None and width > 1:
+        for j, name in enumerate(header):  # a class or id column of numbers would be clustered
             column = values[:, j]
-            if (name.strip().lower() in _LABEL_NAMES and np.all(column == np.round(column))
-                    and np.unique(column).size <= 20):
+            if (label_column is None and name.strip().lower() in _LABEL_NAMES
+                    and np.all(column == np.round(column)) and np.unique(column).size <= 20):
                 notes.append(f"column {at[j] + 1} ({name!r}) is named as known labels but is "
                              f"clustered as a feature; give --label-column {name} to score "
                              f"against it, or --drop-column {name}")
+            elif _is_id_name(name):  # an id column read as one only when it comes first
+                notes.append(f"column {at[j] + 1} ({name!r}) is named as an identifier but is "
+                             f"clustered as a feature (only a first column is left out); give "
+                             f"--drop-column {name}")
     result = (_two_points(values, path, min_points), None if header is None else _unique_names(header),
               notes)
     return result if label_column is None else result + (labels,)
