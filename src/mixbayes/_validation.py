@@ -345,6 +345,8 @@ def check_n_features(X, estimator, name: str = "X") -> None:
         raise ValueError(
             f"{name} has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
             f"{estimator.n_features_in_} features as input (the number of columns seen in fit)."
+            + (" A 1-D array is one feature; pass a single point as a row, X.reshape(1, -1)."
+               if X.shape[1] == 1 and X.shape[0] == estimator.n_features_in_ else "")
         )
 
 

@@ -454,3 +454,45 @@ def test_a_text_column_is_numbered_as_in_the_file_after_an_id_column(tmp_path, c
     status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
                           "--drop-column", "b", "--out", str(tmp_path / "o"))
     _one_line_error(status, err, "line 2, column 4 ('kind')")
+
+
+@pytest.mark.parametrize("table, field", [
+    ('x,income\n0.5,"50,000"\n1.5,"61,250"\n', "50,000"),
+    ('x,y\n"1,234.5",2\n"2,345.5",3\n', "1,234.5"),
+    ("x;y\n1.234,5;2\n2.345,5;3\n", "1.234,5"),
+])
+def test_a_number_with_thousands_separators_is_named_as_such(tmp_path, capsys, table, field):
+    """A spreadsheet's 50,000 is a number, not a class column: the error says to write it
+    without the separators rather than pointing to --label-column."""
+    (tmp_path / "t.csv").write_text(table)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                          "--out", str(tmp_path / "o"))
+    _one_line_error(status, err, f"{field!r} is a number written with thousands separators")
+    assert "--label-column" not in err
+
+
+def test_a_class_column_of_numbers_clustered_as_a_feature_gets_a_note(tmp_path, capsys):
+    """A UCI-style table whose class column holds 1, 2, 3 is all numbers, so it is clustered
+    as a feature; the run says so and names --label-column (and stays quiet once given)."""
+    X, truth = mb.datasets.make_gaussian_mixture(30, 2, 3, random_state=0)
+    rows = [f"{a:.4f},{b:.4f},{c + 1}" for (a, b), c in zip(X, truth.labels)]
+    (tmp_path / "t.csv").write_text("x,y,Class\n" + "\n".join(rows) + "\n")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "3", "--out", str(tmp_path / "a"))
+    assert status == 0, err
+    assert "note: column 3 ('Class') is named as known labels" in out
+    assert "--label-column Class" in out
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "3", "--label-column", "Class", "--out", str(tmp_path / "b"))
+    assert status == 0 and "named as known labels" not in out + err, err
+
+
+def test_an_id_column_that_is_not_first_gets_a_note(tmp_path, capsys):
+    """Only a first id column is left out; one further right is clustered, and said to be."""
+    rows = [f"{i},{0.1 * i:.2f},{i % 3},{1000 + i}" for i in range(12)]
+    (tmp_path / "t.csv").write_text(",a,b,point_id\n" + "\n".join(rows) + "\n")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            "-k", "2", "--out", str(tmp_path / "o"))
+    assert status == 0, err
+    assert "note: column 4 ('point_id') is named as an identifier" in out
+    assert "--drop-column point_id" in out

@@ -123,6 +123,34 @@ def test_points_with_missing_or_infinite_values_name_line_and_column(tmp_path, c
     _one_line_error(status, err, expected)
 
 
+@pytest.mark.parametrize("array,expected", [
+    (np.array([1 + 1j, 2, 3]), "holds complex128 values; points must be real numbers"),
+    (np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 4.0]]),
+     "row 2, column 1: nan is not a finite number (1 such value in all)"),
+])
+def test_npy_points_that_are_not_finite_real_numbers_are_named(tmp_path, capsys, array,
+                                                                expected):
+    np.save(tmp_path / "p.npy", array)
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.npy"), "--model", "gmm", "--out",
+                          str(tmp_path / "o"), "-q")
+    _one_line_error(status, err, expected)
+
+
+@pytest.mark.parametrize("name", ["P.CSV", "P.NPY", "p.Tsv"])
+def test_points_files_with_upper_case_extensions_are_read(tmp_path, capsys, name):
+    """Windows and Excel write .CSV: the extension is matched whatever its case."""
+    X, _ = mb.datasets.make_gaussian_mixture(20, 2, 2, random_state=0)
+    if name.lower().endswith(".npy"):
+        with open(tmp_path / name, "wb") as handle:
+            np.save(handle, X)
+    else:
+        np.savetxt(tmp_path / name, X, delimiter="," if "csv" in name.lower() else "\t")
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "gmm", "-k", "2",
+                            "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    assert "20 points x 2 features" in out
+
+
 def test_numeric_tables_given_to_document_models_suggest_gmm(tmp_path, capsys):
     X, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
     np.savetxt(tmp_path / "p.csv", X, delimiter=",", header="x,y", comments="")

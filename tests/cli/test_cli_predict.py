@@ -164,6 +164,18 @@ def test_points_by_column_count_and_by_name(tmp_path):
     assert result.returncode == 0 and len(_rows(result.stdout)) == 1
 
 
+def test_a_npy_of_the_wrong_width_is_told_its_shape_not_drop_column(tmp_path):
+    """--drop-column does not apply to an array: the error gives the shape to save instead,
+    and says that a 1-D array (a single point saved as shape (p,)) is one column."""
+    points, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
+    mb.save(mb.VariationalGaussianMixture(2, random_state=0).fit(points), tmp_path / "g.npz")
+    np.save(tmp_path / "point.npy", points[0])
+    result = run("predict", "g.npz", "point.npy", "-o", "-", cwd=tmp_path)
+    _one_line_error(result, "give an array of shape (n_points, 2)",
+                    "save a single point as shape (1, 2)")
+    assert "--drop-column" not in result.stderr
+
+
 def test_what_cannot_be_predicted_is_one_clear_error(saved, fitted, tmp_path):
     paths, models, corpus, folder = saved
     (tmp_path / "notes.npz").write_text("not a model\n")

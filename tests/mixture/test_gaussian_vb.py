@@ -254,6 +254,15 @@ def test_wrong_dimension_at_predict():
         model.predict(X[:, :2])
 
 
+def test_a_single_point_as_a_1d_array_is_told_to_reshape():
+    """``predict(X[0])`` reads the 1-D point as one feature; the error says how to pass it."""
+    X, _ = _blobs(0)
+    model = mb.VariationalGaussianMixture(2).fit(X)
+    with pytest.raises(ValueError, match=r"single point as a row, X\.reshape\(1, -1\)"):
+        model.predict(X[0])
+    assert model.predict(X[0].reshape(1, -1)).shape == (1,)
+
+
 def test_zero_variance_column_with_explicit_prior_is_handled():
     X, _ = _blobs(0, n=100)
     X = np.column_stack([X, np.ones(100)])

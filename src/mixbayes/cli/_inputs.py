@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from .._validation import plural
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
 RAW_TEXT_MAX_DF = 0.5  # --max-df's default for raw text (max_df_of)
 _MISSING = ("NA", "NAN", "NULL", "?")
+_LABEL_NAMES = ("class", "classes", "label", "labels", "target", "species", "category")
 _DOCUMENTS_HINT = ("cluster documents with --model dmm or hdp (or fit topics), or give a table "
                    "of numbers")
 _POINTS_HINT = ("cluster points with --model gmm or --model tree (--label-column NAME for a "
@@ -242,13 +244,14 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
     path = check_file(path, "input")
     if os.path.isdir(path):
         raise ValueError(f"input: {path!r} is a folder; points are read from a .csv or .npy file.")
-    if path.endswith(".npy"):
+    suffix = path.lower()  # Windows writes .CSV as often as .csv
+    if suffix.endswith(".npy"):
         if label_column is not None or drop_columns:
             flag = "--label-column" if label_column is not None else "--drop-column"
             raise ValueError(f"{flag} names a column of a table; {path!r} is an array (.npy).")
         return _two_points(_points_from_npy(path), path, min_points), None, []
     tables = (".csv", ".txt", ".tsv", ".data", ".dat")  # .data: the UCI repository's tables
-    if not path.endswith(tables + tuple(t + ".gz" for t in tables)):
+    if not suffix.endswith(tables + tuple(t + ".gz" for t in tables)):
         raise ValueError(f"input: points are read from .csv or .npy files (or tables named "
                          f".txt, .tsv, .data, .dat); got {path!r}.")
     text = read_text(path, "input")
@@ -326,6 +329,11 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
             try:
                 values[i, j] = _number(field, decimal_comma)
             except ValueError:
+                if _GROUPED.match(field):
+                    raise ValueError(
+                        f"{where}: {field[:30]!r} is a number written with thousands "
+                        "separators; write it without them (as 1234.5, or 1234,5 in a table "
+                        "separated by ';' or tabs).") from None
                 name = header[j] if header is not None else str(at[j] + 1)
                 raise ValueError(
                     f"{where}: {field[:30]!r} is not a number; points are numbers in every "
@@ -338,7 +346,19 @@ def read_points(path, label_column=None, drop_columns=(), min_points=2, features
         notes.append(f"column {at[0] + 1} ({header[0]!r}) numbers the rows {values[0, 0]:.0f}, "
                      f"{values[1, 0]:.0f}, ... (a row index, as pandas and R write one); it is "
                      "left out of the features")
-        values, header = values[:, 1:], header[1:]
+        values, header, at = values[:, 1:], header[1:], at[1:]
+    if features is None and header is not None and width > 1:
+        for j, name in enumerate(header):  # a class or id column of numbers would be clustered
+            column = values[:, j]
+            if (label_column is None and name.strip().lower() in _LABEL_NAMES
+                    and np.all(column == np.round(column)) and np.unique(column).size <= 20):
+                notes.append(f"column {at[j] + 1} ({name!r}) is named as known labels but is "
+                             f"clustered as a feature; give --label-column {name} to score "
+                             f"against it, or --drop-column {name}")
+            elif _is_id_name(name):  # an id column read as one only when it comes first
+                notes.append(f"column {at[j] + 1} ({name!r}) is named as an identifier but is "
+                             f"clustered as a feature (only a first column is left out); give "
+                             f"--drop-column {name}")
     result = (_two_points(values, path, min_points), None if header is None else _unique_names(header),
               notes)
     return result if label_column is None else result + (labels,)
@@ -427,6 +447,11 @@ def _unique_names(header):
     return names
 
 
+# 1,234 or 1,234.5 (or 1.234,5; 1 234; 1'234): digits in groups of three, as spreadsheets
+# format numbers for reading, which ``float`` refuses.
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:([,.' ])\d{3})(?:\1\d{3})*(?:(?!\1)[.,]\d+)?$")
+
+
 def _number(field, decimal_comma=False):
     """``float(field)``, reading ``1,5`` as 1.5 when ``decimal_comma``."""
     if decimal_comma and field.count(",") == 1 and "." not in field:
@@ -453,7 +478,7 @@ def _points_from_npy(path):
         raise ValueError(f"input: {path!r} is not a readable .npy array ({exc}).") from None
     if not isinstance(X, np.ndarray) or X.dtype.kind not in "biuf":
         raise ValueError(f"input: {path!r} holds {getattr(X, 'dtype', type(X))} values; points "
-                         "must be numbers.")
+                         "must be real numbers.")
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.size == 0:
@@ -464,7 +489,7 @@ def _points_from_npy(path):
     if bad.size:
         row, column = bad[0] + 1
         raise ValueError(f"input: {path!r} row {row}, column {column}: {X[tuple(bad[0])]} is "
-                         f"not a finite number ({len(bad)} such values).")
+                         f"not a finite number ({plural(len(bad), 'such value', 'such values')} in all).")
     return X
 
 
