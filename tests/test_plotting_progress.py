@@ -461,3 +461,19 @@ def test_plotting_is_reached_as_an_attribute_without_importing_it_up_front():
 
     with pytest.raises(AttributeError, match="has no attribute 'plotter'"):
         mb.plotter
+
+
+def test_gaussian_clusters_of_another_model_say_which_plot_to_use():
+    """An HDP of points given to plot_gaussian_clusters raised AttributeError ('HDPMixture'
+    object has no attribute 'predict'); it is a one-line TypeError naming the plots for it,
+    and __all__ names every plot (the tree's, the dendrogram and the similarity blocks were
+    left out)."""
+    import mixbayes as mb
+    from mixbayes import plotting
+
+    X, truth = mb.datasets.make_gaussian_mixture(40, 2, 3, random_state=0)
+    hdp = mb.HDPMixture(kernel="gaussian", n_iter=3).fit(X, groups=np.arange(40) % 4)
+    with pytest.raises(TypeError, match="draws a VariationalGaussianMixture.*HDPMixture"):
+        plotting.plot_gaussian_clusters(hdp, X)
+    public = {name for name in dir(plotting) if name.startswith("plot_")}
+    assert public == set(plotting.__all__)

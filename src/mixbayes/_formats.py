@@ -239,9 +239,9 @@ def count_file(path):
         if found:
             return found[0], "mtx"
         return (docword[0], "uci") if docword else None
-    if name.endswith((".mtx", ".mtx.gz")):
+    if name.lower().endswith((".mtx", ".mtx.gz")):
         return path, "mtx"
-    return (path, "uci") if name.startswith("docword.") else None
+    return (path, "uci") if name.lower().startswith("docword.") else None
 
 # the largest count matrix a reader builds: column indices are int32 (see check_counts), and a
 # header announcing more rows than this would make scipy allocate (or loop over) a row pointer

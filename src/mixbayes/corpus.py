@@ -347,7 +347,7 @@ def read_corpus(path, labels=None, text_column="text", id_column=None, label_col
 
 
 def _read_any(path, text_column, id_column, label_column, **vectorizer_options):
-    name = os.path.basename(path)
+    name = os.path.basename(path).lower()  # Windows writes .CSV and .TXT as often
     counts = count_file(path)
     if counts is not None:
         corpus = read_mtx(counts[0]) if counts[1] == "mtx" else read_uci(counts[0])

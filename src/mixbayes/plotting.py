@@ -5,7 +5,8 @@ import numpy as np
 from ._validation import plural
 
 __all__ = ["plot_elbo_trace", "plot_top_words", "plot_selection", "plot_gaussian_clusters",
-           "plot_topic_selection", "plot_hdp_trace"]
+           "plot_topic_selection", "plot_hdp_trace", "plot_tree", "plot_similarity_blocks",
+           "plot_dendrogram", "plot_tree_trace"]
 
 
 def _pyplot():
@@ -228,6 +229,10 @@ def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     """
     from matplotlib.patches import Ellipse
 
+    if not all(hasattr(model, name) for name in ("predict", "means_", "weights_")):
+        raise TypeError(f"plot_gaussian_clusters draws a VariationalGaussianMixture (components "
+                        f"with means, covariances and weights); got a "
+                        f"{type(model).__name__}: use plot_hdp_trace or plot_tree for it.")
     fig, ax = _axes(ax, figsize=(6, 5))
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X

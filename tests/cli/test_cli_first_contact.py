@@ -151,6 +151,20 @@ def test_points_files_with_upper_case_extensions_are_read(tmp_path, capsys, name
     assert "20 points x 2 features" in out
 
 
+@pytest.mark.parametrize("name", ["DOCS.TXT", "Docs.Csv"])
+def test_document_files_with_upper_case_extensions_are_read(tmp_path, capsys, name):
+    """As for points: `mixbayes cluster up.CSV --model dmm` said 'cannot tell the format'."""
+    lines = ["the cat sat on the mat", "the dog ate the bone", "cats and dogs play",
+             "a mat and a bone"]
+    text = ("text\n" if "csv" in name.lower() else "") + "\n".join(lines) + "\n"
+    (tmp_path / name).write_text(text)
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / name), "--model", "dmm", "-k", "2",
+                            "--out", str(tmp_path / "o"), "-q")
+    assert status == 0, err
+    assert out.startswith("4 documents x ")
+    assert mb.read_corpus(str(tmp_path / name)).n_documents == 4
+
+
 def test_numeric_tables_given_to_document_models_suggest_gmm(tmp_path, capsys):
     X, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
     np.savetxt(tmp_path / "p.csv", X, delimiter=",", header="x,y", comments="")

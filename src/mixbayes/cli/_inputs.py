@@ -33,7 +33,7 @@ def _is_raw_text(path):
 
         return not (glob.glob(os.path.join(path, "*.mtx*"))
                     or glob.glob(os.path.join(path, "docword.*.txt*")))
-    return name.endswith(_RAW_TEXT) and not name.startswith("docword.")
+    return name.lower().endswith(_RAW_TEXT) and not name.lower().startswith("docword.")
 
 
 def stop_words_of(option, raw_text):
@@ -136,15 +136,15 @@ def read_documents(args):
     from ._sharded import count_file, read_sharded
 
     path = args.input
-    if path.endswith(".npy"):
+    if path.lower().endswith(".npy"):
         raise ValueError(f"input: {path!r} holds an array of points, not documents; "
                          f"{_POINTS_HINT}.")
     label_column = getattr(args, "label_column", None)
-    if label_column is not None and not path.endswith((".csv", ".csv.gz")):
+    if label_column is not None and not path.lower().endswith((".csv", ".csv.gz")):
         raise ValueError(f"--label-column names a column of a CSV file; {path!r} is not one "
                          "(give the labels with --labels FILE).")
     if ("text_column" not in getattr(args, "defaulted", ("text_column",))
-            and not path.endswith((".csv", ".csv.gz"))):
+            and not path.lower().endswith((".csv", ".csv.gz"))):
         raise ValueError(f"--text-column names the text column of a CSV file; {path!r} is not "
                          "one (a .txt file is one document per line).")
     source = count_file(args)
@@ -178,7 +178,7 @@ def _read_here(args, raw):
     label_column = getattr(args, "label_column", None)
     words = raw_text_options() if raw else {}
     try:
-        if path.endswith((".csv", ".csv.gz")):
+        if path.lower().endswith((".csv", ".csv.gz")):
             try:
                 return read_corpus(path, text_column=args.text_column,
                                    label_column=label_column, **words)
