@@ -419,10 +419,16 @@ def read_uci(path):
     return Corpus(counts, read_list(vocab_path), preprocessing=Preprocessing())
 
 
+def folder_documents(path):
+    """The document files of a folder: its ``.txt`` files (whatever the extension's case), less
+    the side files (vocabulary, labels, ids), in name order."""
+    return sorted(os.path.join(path, f) for f in os.listdir(path)
+                  if f.lower().endswith(".txt") and f not in _SIDE_FILES
+                  and os.path.isfile(os.path.join(path, f)))
+
+
 def _read_folder(path, **options):
-    files = sorted(
-        f for f in glob.glob(os.path.join(path, "*.txt")) if os.path.basename(f) not in _SIDE_FILES
-    )
+    files = folder_documents(path)
     if not files:
         raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt documents.")
     texts = [read_text(f) for f in files]

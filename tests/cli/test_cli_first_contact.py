@@ -691,3 +691,22 @@ def test_a_small_table_of_documents_keeps_its_ids_and_lowers_the_default_k(tmp_p
     _one_line_error(status, err, "-k must be an integer in [1, 6]",
                     "(at most the number of documents or points fitted, 6, after 1 empty "
                     "document left out); got 9.")
+
+
+def test_a_folder_of_documents_reads_every_txt_and_names_what_it_left_out(tmp_path, capsys):
+    """A folder's .TXT files were skipped (the glob was case-sensitive) and a .csv or .md
+    beside the .txt files was left out without a word: the first are read now, the others
+    named in a note."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("the cat sat on the mat\n")
+    (folder / "B.TXT").write_text("the dog ate the bone\n")
+    (folder / "c.txt").write_text("cats and dogs play\n")
+    (folder / "table.csv").write_text("x,y\n1,2\n")
+    (folder / "README.md").write_text("# notes\n")
+    assert mb.read_corpus(str(folder)).doc_ids.tolist() == ["B", "a", "c"]
+    status, out, err = _cli(capsys, "cluster", str(folder), "--model", "dmm", "-k", "2",
+                            "--out", str(tmp_path / "o"))
+    assert status == 0, err
+    assert ("note: 3 documents read from the folder's .txt files; 2 other files left out "
+            "(README.md, table.csv)") in out + err

@@ -200,9 +200,29 @@ def _read_here(args, raw):
                 corpus = Corpus.from_texts(read_list(path, "input"), **words)
                 corpus.notes = [prose_note(path, shape)]
                 return corpus
-        return read_corpus(path, **words)
+        corpus = read_corpus(path, **words)
+        if os.path.isdir(path):
+            corpus.notes = _folder_notes(path)
+        return corpus
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
         raise as_input_error(exc) from None
+
+
+def _folder_notes(path):
+    """A note naming the files of a folder of documents that were not read (only its .txt
+    files are documents: a .csv or .md beside them was left out without a word)."""
+    from .._formats import _SIDE_FILES
+    from ..corpus import folder_documents
+
+    read = {os.path.basename(f) for f in folder_documents(path)}
+    other = sorted(f for f in os.listdir(path) if f not in read and f not in _SIDE_FILES
+                   and not f.startswith(".") and os.path.isfile(os.path.join(path, f)))
+    if not other:
+        return []
+    shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+    return [f"{plural(len(read), 'document')} read from the folder's .txt files; "
+            f"{plural(len(other), 'other file')} left out ({shown}): only .txt files in a "
+            "folder are documents"]
 
 
 def as_input_error(exc):
