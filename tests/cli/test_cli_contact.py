@@ -496,3 +496,24 @@ def test_an_id_column_that_is_not_first_gets_a_note(tmp_path, capsys):
     assert status == 0, err
     assert "note: column 4 ('point_id') is named as an identifier" in out
     assert "--drop-column point_id" in out
+
+
+def test_topics_that_are_one_distribution_are_noted(tmp_path, capsys):
+    """Every document the same text, K = 3: three equal topics were listed with no word; a note
+    says they are one distribution (printed and in summary.json), and distinct topics say
+    nothing."""
+    from mixbayes.cli import main
+    from mixbayes.cli.topics import _same_topics
+
+    (tmp_path / "same.txt").write_text("the cat sat on the mat with a dog\n" * 6)
+    assert main(["topics", str(tmp_path / "same.txt"), "-k", "3", "--max-df", "1.0",
+                 "--out", str(tmp_path / "o")]) == 0
+    printed = capsys.readouterr().out
+    assert ("note: topics 0, 1 and 2 are one word distribution: the documents hold about "
+            "1 distinct topic, fewer than K = 3") in printed
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert any(note.startswith("topics 0, 1 and 2 are one") for note in summary["notes"])
+    topics = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.0, 0.5, 0.5]])
+    assert _same_topics(topics).startswith("topics 0 and 1; 2 and 3 are one word "
+                                           "distribution: the documents hold about 2 distinct")
+    assert _same_topics(np.eye(3)) is None

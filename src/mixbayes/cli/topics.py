@@ -102,6 +102,9 @@ def run_topics(args, settings, out, verbose, stream):
         summary.update(selection=selection.table, best_k=selection.best_k,
                        dispersion_k=selection.dispersion_k,
                        notes=[_flags(note) for note in selection.notes])
+    same = _same_topics(model.topics_)
+    if same:
+        summary["notes"] = summary.get("notes", []) + [same]
     write_json(out.file("topics.json"), dict(summary, topics=topics))
     write_json(out.file("summary.json"), summary)
     known = corpus.labels
@@ -118,6 +121,8 @@ def run_topics(args, settings, out, verbose, stream):
           f"{plural(model.n_components, 'topic')} in {elapsed:.1f} s", file=stream)
     if selection is not None:
         print(_flags(str(selection)), file=stream)
+    if same:
+        print(f"note: {same}", file=stream)
     print_groups([dict(t, sort=t["usage"]) for t in topics], "topic",
                  lambda t: f"usage {t['usage']:.3f}", stream, "topics.json")
     if coherence["mean"] is not None:
@@ -143,3 +148,27 @@ def _iterations(model, selection):
         return int(model.n_iter_)
     return int(next(row["n_iter"] for row in selection.table
                     if row["k"] == model.n_components))
+
+
+def _same_topics(topics, tolerance=1e-3):
+    """A note when topics are one word distribution (L1 distance below ``tolerance``): the
+    documents hold fewer distinct topics than K (every document the same text gave K equal
+    topics and no word of it)."""
+    K = topics.shape[0]
+    distance = np.abs(topics[:, None, :] - topics[None, :, :]).sum(axis=2)
+    groups, seen = [], set()
+    for k in range(K):
+        if k in seen:
+            continue
+        twins = [j for j in range(k + 1, K) if distance[k, j] < tolerance]
+        if twins:
+            groups.append([k] + twins)
+            seen.update(twins)
+    if not groups:
+        return None
+    listed = "; ".join(" and ".join(str(k) for k in group) if len(group) == 2 else
+                       ", ".join(str(k) for k in group[:-1]) + f" and {group[-1]}"
+                       for group in groups)
+    distinct = K - sum(len(group) - 1 for group in groups)
+    return (f"topics {listed} are one word distribution: the documents hold about "
+            f"{plural(distinct, 'distinct topic')}, fewer than K = {K} (try a smaller -k)")
