@@ -162,6 +162,12 @@ def test_refusals(client, counts, monkeypatch):
         tree = mb.HierarchicalMixture(n_iter=3).fit(points)  # the tree said nothing
     np.testing.assert_array_equal(
         tree.labels_, mb.HierarchicalMixture(n_iter=3).fit(points.compute()).labels_)
+    with pytest.warns(UserWarning, match="X is dask data of 30 rows, used here in this process"):
+        hdp = mb.HDPMixture("gaussian", n_iter=2, burn_in=0, n_chains=1, random_state=0).fit(
+            points, groups=np.arange(30) % 3)  # the Gaussian HDP said nothing
+    np.testing.assert_array_equal(hdp.labels_, mb.HDPMixture(
+        "gaussian", n_iter=2, burn_in=0, n_chains=1, random_state=0).fit(
+            points.compute(), groups=np.arange(30) % 3).labels_)
     bad = counts.copy()
     bad.data[-1] = -1.0
     with pytest.raises(ValueError, match="negative counts"):
