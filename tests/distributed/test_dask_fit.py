@@ -183,6 +183,9 @@ def test_refusals(client, counts, monkeypatch):
     monkeypatch.setattr(distributed, "default_client", no_client)
     with pytest.raises(ValueError, match="no dask client is running: start one first"):
         _model().fit(X)
+    with pytest.raises(ValueError, match="no dask client is running") as refused:
+        fit(_model(), counts)  # numpy data sent to a cluster: not "X is dask data"
+    assert "X is dask data" not in str(refused.value)
     closed = distributed.Client(client.scheduler.address, set_as_default=False)
     closed.close()
     with pytest.raises(ValueError, match="client: the dask client is closed"):
