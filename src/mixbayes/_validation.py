@@ -291,8 +291,10 @@ def check_points(X, name: str = "X", min_samples: int = 1) -> np.ndarray:
 
     A 1-D array is one column of values. Rejects sparse, complex, ragged and non-numeric
     input, NaN/inf, and values so large that their variance overflows (every Gaussian model
-    scales its priors by the data's variance).
+    scales its priors by the data's variance). A dask array is computed here first, and said.
     """
+    if is_distributed_input(X):
+        X = gathered(X, name, stacklevel=4)
     if sp.issparse(X):
         raise TypeError(f"{name} is a sparse matrix, but dense data is required for points; "
                         "use X.toarray().")

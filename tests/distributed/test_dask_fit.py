@@ -162,6 +162,12 @@ def test_refusals(client, counts, monkeypatch):
         tree = mb.HierarchicalMixture(n_iter=3).fit(points)  # the tree said nothing
     np.testing.assert_array_equal(
         tree.labels_, mb.HierarchicalMixture(n_iter=3).fit(points.compute()).labels_)
+    with pytest.warns(UserWarning, match="X is dask data of 30 rows, used here in this process"):
+        hdp = mb.HDPMixture("gaussian", n_iter=2, burn_in=0, n_chains=1, random_state=0).fit(
+            points, groups=np.arange(30) % 3)  # the Gaussian HDP said nothing
+    np.testing.assert_array_equal(hdp.labels_, mb.HDPMixture(
+        "gaussian", n_iter=2, burn_in=0, n_chains=1, random_state=0).fit(
+            points.compute(), groups=np.arange(30) % 3).labels_)
     bad = counts.copy()
     bad.data[-1] = -1.0
     with pytest.raises(ValueError, match="negative counts"):
@@ -177,6 +183,9 @@ def test_refusals(client, counts, monkeypatch):
     monkeypatch.setattr(distributed, "default_client", no_client)
     with pytest.raises(ValueError, match="no dask client is running: start one first"):
         _model().fit(X)
+    with pytest.raises(ValueError, match="no dask client is running") as refused:
+        fit(_model(), counts)  # numpy data sent to a cluster: not "X is dask data"
+    assert "X is dask data" not in str(refused.value)
     closed = distributed.Client(client.scheduler.address, set_as_default=False)
     closed.close()
     with pytest.raises(ValueError, match="client: the dask client is closed"):
@@ -277,3 +286,28 @@ def test_matrix_market_unsorted_pattern_and_real(client, counts, tmp_path):
     path.write_text("%%MatrixMarket matrix array integer general\n2 2\n1\n2\n3\n4\n")
     with pytest.raises(ValueError, match="is a dense Matrix Market array"):
         read_matrix_market(str(path))
+
+
+
+@pytest.mark.parametrize("model", ["dmm", "topics", "gmm"])
+@pytest.mark.parametrize("declared", [(50, 60), (40, 70)], ids=["rows", "columns"])
+def test_chunk_of_another_shape_refused(client, counts, model, declared):
+    # a from_delayed chunk of 40 x 60 declared otherwise: one clear error, not numpy's (the
+    # columns: "incompatible dimensions", "could not be broadcast") nor a fit whose labels
+    # miss rows (the rows: it fitted)
+    import dask
+
+    X = counts.toarray().astype(float) if model == "gmm" else counts
+    fitter = {"dmm": _model, "topics": lambda: mb.TopicModel(3, random_state=0),
+              "gmm": lambda: mb.VariationalGaussianMixture(3, random_state=0)}[model]
+    rows, cols = declared
+    wrong = da.from_delayed(dask.delayed(lambda: X[:40])(), shape=(rows, cols), dtype=X.dtype,
+                            meta=X[:0, :0])
+    rest = X[40:]
+    if cols != rest.shape[1]:
+        pad = np.zeros((rest.shape[0], cols - rest.shape[1]))
+        rest = sp.hstack([rest, pad], format="csr") if sp.issparse(rest) else np.hstack([rest, pad])
+    rest = da.from_array(rest, chunks=(55, -1), asarray=False)
+    with pytest.raises(ValueError, match=r"X: a chunk holds 40 x 60 values where the dask array "
+                                         rf"declares {rows} x {cols}"):
+        fitter().fit(da.concatenate([wrong, rest]))

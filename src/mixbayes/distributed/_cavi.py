@@ -30,8 +30,17 @@ class _Local(Sized):
     labels: np.ndarray | None  # (n_shard,) argmax of the responsibilities; None in a sum
 
 
-def _validate(check_values, block):
-    return check_values(block)
+def _validate(check_values, block, shape):
+    """A shard validated, and checked to hold the rows and columns its dask array declares
+    (a chunk of ``from_delayed`` may not: its sums would fail to add up, or its labels to line
+    up with the rows, far from the cause)."""
+    X = check_values(block)
+    if tuple(X.shape) != shape:
+        raise ValueError(
+            f"X: a chunk holds {X.shape[0]} x {X.shape[1]} values where the dask array declares "
+            f"{shape[0]} x {shape[1]}; give every chunk the shape its array says (the shape= "
+            "of da.from_delayed).")
+    return X
 
 
 def _take(X, rows):
@@ -117,8 +126,10 @@ class RowShards:
         blocks = [block for block, size in zip(X.to_delayed().ravel(), self.sizes) if size]
         delayed = require()[0].delayed
         self.homes = Homes(client, len(blocks))
-        self.raw = self.homes.compute([delayed(_validate)(check_values, block)
-                                       for block in blocks])
+        width = int(X.shape[1])
+        self.raw = self.homes.compute([
+            delayed(_validate)(check_values, block, (size, width))
+            for block, size in zip(blocks, [size for size in self.sizes if size])])
         self.data = None
         self.constant = None
         self._last = None  # (size, rows) of the last sample drawn: the start's

@@ -31,7 +31,8 @@ def get_client(client):
         return distributed.default_client()
     except ValueError:
         raise ValueError(
-            "X is dask data but no dask client is running: start one first "
+            "this runs on a dask cluster (dask data, a sharded read, mixbayes.distributed.fit or "
+            "engine), but no dask client is running: start one first "
             "(distributed.Client() for a cluster on this machine, "
             "distributed.Client('tcp://HOST:8786') for a running scheduler), or pass client= "
             "to mixbayes.distributed.fit."
