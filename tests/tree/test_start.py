@@ -118,3 +118,33 @@ def test_at_least_five_points_a_leaf_on_average():
     X = np.concatenate([[100.0 * j, 0.0] + rng.normal(0, 0.1, size=(3, 2)) for j in range(10)])
     assert ward_start(X, 2, np.random.default_rng(0)).n_leaves == 6
     assert ward_start(X, 2, np.random.default_rng(0), max_leaves=4).n_leaves == 4
+
+
+@pytest.mark.parametrize("covariance_type", ["diag", "full"])
+def test_cut_log_marginals_are_the_partition_prior_times_the_clusters_marginals(
+        covariance_type):
+    """The conjugate cut's score after every number of merges, written out from the flat
+    cut: sum over its clusters of log alpha + log Gamma(n_j) + log p(X_j), each cluster's
+    statistics from its own points (not the running node sums)."""
+    from scipy.special import gammaln
+    from sklearn.cluster import AgglomerativeClustering
+
+    from mixbayes.families.gaussian import scaled_prior
+    from mixbayes.tree._start import _cut, _cut_log_marginals
+
+    rng = np.random.default_rng(3)
+    X = np.concatenate([rng.normal(c, 1.0, size=(6, 2)) for c in (0.0, 4.0)])
+    n = X.shape[0]
+    family = scaled_prior(covariance_type, X.mean(axis=0), np.cov(X.T), 4.0)
+    children = AgglomerativeClustering(n_clusters=1, linkage="ward",
+                                       compute_full_tree=True).fit(X).children_
+    alpha = 0.7
+    got = _cut_log_marginals(X, children, family, alpha=alpha)
+    data = family.prepare(X)
+    for merges in range(n):
+        k = n - merges
+        labels = _cut(children, n, k)
+        stats = family.label_statistics(data, labels, k)
+        expected = np.sum(np.log(alpha) + gammaln(stats.counts)
+                          + family.log_marginal_likelihood(stats))
+        assert got[merges] == pytest.approx(expected, rel=1e-9, abs=1e-9)
