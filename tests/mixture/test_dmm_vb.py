@@ -538,3 +538,18 @@ def test_auto_warm_up_does_not_stall_with_few_large_clusters():
 def test_init_sweeps_rejects_other_strings():
     with pytest.raises(ValueError, match="init_sweeps"):
         mb.DirichletMultinomialMixture(3, init_sweeps="many").fit(np.ones((5, 4), dtype=int))
+
+
+def test_one_standard_error_rule_on_a_table_written_by_hand():
+    """Four held-out documents, best K = 3 (sum 4). K = 2 sums to -1, its differences to
+    K = 3 are (3, -3, -2, -3): sample variance 24.75/3, so the standard error of the summed
+    difference is sqrt(4 * 8.25) = sqrt(33) ~ 5.74 > 5, and K = 2 (not K = 1, 44 below
+    with no spread) is the smallest K within one standard error of the best."""
+    from mixbayes.mixture.selection import _one_standard_error_choice
+
+    per_document = {1: np.full(4, -10.0), 2: np.array([4.0, -2.0, -1.0, -2.0]),
+                    3: np.ones(4), 4: np.array([1.0, 1.0, 1.0, 0.5])}
+    table = [dict(k=k, heldout_log_likelihood=float(v.sum())) for k, v in per_document.items()]
+    assert _one_standard_error_choice(table, per_document) == 2
+    errors = [row["heldout_standard_error"] for row in table]
+    np.testing.assert_allclose(errors, [0.0, np.sqrt(33.0), 0.0, 0.5], rtol=1e-12)

@@ -411,3 +411,29 @@ def test_a_constant_column_leaves_the_tree_as_it_was(covariance_type):
         assert np.unique(padded.labels_).size <= 3
         assert mb.metrics.ari(plain.labels_, padded.labels_) >= 0.8, seed
         assert padded.means_.shape[1] == 3  # the means keep every column
+
+
+def test_a_tied_regroup_groups_the_whitened_points(monkeypatch):
+    """At every burn-in regroup of a tied fit, Sigma is re-estimated from the chain's leaves
+    and Ward's merges of the leaves run on the points whitened by it (the sampler's space),
+    not on the raw points: what ``regroup`` is given is the whitening of X by the pooled
+    within-leaf covariance of the leaves it is given, recomputed here."""
+    from mixbayes.families.gaussian import Whitening, pooled_within_covariance
+    from mixbayes.tree import model as tree_model
+
+    seen = []
+    real = tree_model.regroup
+
+    def spy(points, leaves, depth, *args, **kwargs):
+        seen.append((np.array(points), np.array(leaves)))
+        return real(points, leaves, depth, *args, **kwargs)
+
+    monkeypatch.setattr(tree_model, "regroup", spy)
+    X, _ = mb.datasets.make_tree_data(80, kind="nested", random_state=1)
+    X = X @ np.array([[2.0, 0.5], [0.0, 0.4]])
+    mb.HierarchicalMixture(2, n_iter=10, burn_in=5, random_state=0).fit(X)
+    assert len(seen) == 4  # after sweeps 1, 2, 3 and 4 of 5
+    for points, leaves in seen:
+        expected = Whitening.of_covariance(X.mean(axis=0),
+                                           pooled_within_covariance(X, leaves)).apply(X)
+        np.testing.assert_allclose(points, expected, rtol=1e-9, atol=1e-9)
