@@ -427,6 +427,14 @@ def folder_documents(path):
                   and os.path.isfile(os.path.join(path, f)))
 
 
+def folder_other_files(path):
+    """The files of a folder of documents that are not read: neither its documents
+    (:func:`folder_documents`) nor its side files, nor hidden."""
+    read = {os.path.basename(f) for f in folder_documents(path)}
+    return sorted(f for f in os.listdir(path) if f not in read and f not in _SIDE_FILES
+                  and not f.startswith(".") and os.path.isfile(os.path.join(path, f)))
+
+
 def _read_folder(path, **options):
     files = folder_documents(path)
     if not files:

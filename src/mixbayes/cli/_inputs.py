@@ -211,12 +211,9 @@ def _read_here(args, raw):
 def _folder_notes(path):
     """A note naming the files of a folder of documents that were not read (only its .txt
     files are documents: a .csv or .md beside them was left out without a word)."""
-    from .._formats import _SIDE_FILES
-    from ..corpus import folder_documents
+    from ..corpus import folder_documents, folder_other_files
 
-    read = {os.path.basename(f) for f in folder_documents(path)}
-    other = sorted(f for f in os.listdir(path) if f not in read and f not in _SIDE_FILES
-                   and not f.startswith(".") and os.path.isfile(os.path.join(path, f)))
+    read, other = folder_documents(path), folder_other_files(path)
     if not other:
         return []
     shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
