@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -231,6 +232,18 @@ def use(engine=None, start_sample=START_SAMPLE):
 def start_sample():
     """The rows the start runs on, at most (:data:`START_SAMPLE` unless :func:`use` says)."""
     return _CURRENT.get()[1]
+
+
+def runs_here(model_name, stacklevel=3):
+    """Say so when a model with no cluster path is fitted inside :func:`use` with an engine
+    elsewhere (``mixbayes.distributed.engine``): the fit runs in this process all the same (the
+    HDP's numpy fit inside the block ran here without a word, where Gibbs is refused)."""
+    engine = _CURRENT.get()[0]
+    if engine is not None and not engine.in_process:
+        warnings.warn(
+            f"{model_name} runs in this process: the engine set by mixbayes.distributed.engine "
+            "serves only the document mixture, the Gaussian mixture and the topic model.",
+            UserWarning, stacklevel=stacklevel)
 
 
 def engine_for(X, fit=True):

@@ -68,3 +68,25 @@ def test_a_bad_start_sample_is_refused():
     with pytest.raises(ValueError, match="start_sample must be a positive integer; got 0"):
         with _engines.use(start_sample=0):
             pass
+
+
+def test_models_with_no_cluster_path_say_they_run_here_inside_an_engine_block():
+    """Inside ``with engine(client=...)`` the HDP's and the tree's numpy fits ran in this
+    process without a word (a new user's tryout; Gibbs is refused there): they say so, and
+    outside such a block they say nothing."""
+    import warnings
+
+    class Elsewhere:  # an engine whose rows live on a cluster
+        in_process = False
+
+    corpus, _ = mb.datasets.make_dmm_corpus(30, 20, 2, mean_length=8, random_state=0)
+    points, _ = mb.datasets.make_gaussian_mixture(40, 2, 2, random_state=0)
+    fits = {"HDPMixture": lambda: mb.HDPMixture(n_iter=2).fit(corpus.counts),
+            "HierarchicalMixture": lambda: mb.HierarchicalMixture(n_iter=2).fit(points)}
+    for name, fit in fits.items():
+        with _engines.use(Elsewhere()):
+            with pytest.warns(UserWarning, match=f"{name} runs in this process: the engine"):
+                fit()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*runs in this process")
+            fit()

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _engines
 from .._kernel_tools import threads
 from .._progress import progress
 from .._schema import Schema
@@ -401,6 +402,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         The group loops use at most ``n_jobs`` threads (:func:`mixbayes._kernel_tools.threads`).
         """
         top_prior, group_prior, word_prior = self._check_params()
+        _engines.runs_here("HDPMixture")
         with threads(self.n_jobs):
             return self._fit(X, groups, callback, top_prior, group_prior, word_prior)
 

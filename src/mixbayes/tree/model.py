@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _engines
 from .._kernel_tools import threads
 from .._progress import progress
 from .._schema import Schema
@@ -452,6 +453,7 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         package's policy, :func:`mixbayes._kernel_tools.threads`): the fit is serial, so the
         model has no ``n_jobs``."""
         validate_params(self, self._parameter_rules)
+        _engines.runs_here("HierarchicalMixture")
         # the points as every step reads them (a 1-D array is one feature): the burn-in
         # regroups whiten fit's own X again; dask data are gathered here, and said
         if is_distributed_input(X):
