@@ -215,6 +215,15 @@ def test_bad_draws(draws, error, match):
         mb.partition.point_estimate(draws)
 
 
+def test_ragged_draws_and_one_dimensional_chain_are_named():
+    """Ragged draws raised numpy's "inhomogeneous shape"; a 1-D chain was iterated item by
+    item and refused as 'shape ()' instead of its own shape."""
+    with pytest.raises(ValueError, match="draws must be 2-D .*rows of different lengths"):
+        mb.partition.point_estimate([[0, 1], [0, 1, 2]])
+    with pytest.raises(ValueError, match=r"chains must be 2-D .*got shape \(6,\)"):
+        mb.partition.chain_diagnostics(np.zeros(6, dtype=int))
+
+
 def test_bad_arguments():
     draws = np.zeros((3, 4), dtype=int)
     with pytest.raises(ValueError, match="estimate must label the draws' 4 items"):

@@ -374,3 +374,28 @@ def test_every_fitted_attribute_survives_the_round_trip(tmp_path, kind):
         else:
             assert theirs == pytest.approx(mine, nan_ok=True) if isinstance(mine, (dict, float)) \
                 else theirs == mine, key
+
+
+def test_save_to_a_folder_or_unwritable_folder_says_so(tmp_path, monkeypatch):
+    """save(model, folder) wrote folder.npz beside it (which load(folder) refused); a folder
+    named m.npz or an unwritable folder failed naming mkstemp's temporary file."""
+    import tempfile
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    model = mb.VariationalGaussianMixture(2, random_state=0).fit(X)
+    with pytest.raises(IsADirectoryError, match="path: .* is a folder; name the file .*model.npz"):
+        mb.save(model, tmp_path)
+    assert not os.path.exists(f"{tmp_path}.npz")
+    (tmp_path / "m.npz").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"path: .*m\.npz' is a folder, not a file"):
+        mb.save(model, tmp_path / "m")
+    with pytest.raises(TypeError, match="path must be a path"):
+        mb.save(model, 5)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".mixbayes-x.npz.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(PermissionError, match=r"path: cannot write .*g\.npz'.*not writable") as err:
+        mb.save(model, tmp_path / "g")
+    assert ".mixbayes-" not in str(err.value)

@@ -87,7 +87,11 @@ def point_labels(draws, loss, settings):
 
 def _check_draws(draws, name="draws", min_draws=2):
     """Draws as int64 (n_draws, n_items), each draw relabelled 0.. in order of appearance."""
-    array = np.asarray(draws)
+    try:
+        array = np.asarray(draws)
+    except ValueError:  # numpy's "inhomogeneous shape", which names nothing
+        raise ValueError(f"{name} must be 2-D (n_draws, n_items), one row per draw, every draw "
+                         "labelling the same items; got rows of different lengths.") from None
     if array.dtype == object or array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold integer cluster labels; got dtype {array.dtype}.")
     if array.ndim != 2:
@@ -406,8 +410,8 @@ def chain_diagnostics(chains):
     """Label-invariant diagnostics of one or more chains of draws (a list of arrays of shape
     (n_draws, n_items), or one such array): the VI (bits) between successive draws of every
     chain, and the split R-hat and ESS of the number of clusters over the chains."""
-    if isinstance(chains, np.ndarray) and chains.ndim == 2:
-        chains = [chains]
+    if isinstance(chains, np.ndarray) and chains.ndim != 3:
+        chains = [chains]  # one chain (any other shape is refused naming its own)
     chains = [_check_draws(c, "chains") for c in chains]
     if len({c.shape for c in chains}) != 1:
         raise ValueError("every chain must have the same shape (n_draws, n_items); got "

@@ -87,7 +87,12 @@ def save(model, path, vocabulary=None):
                         f"{sorted(_registry())}.")
     check_is_fitted(model)
     vocabulary = _vocabulary_of(vocabulary, model)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path (str or os.PathLike); got {type(path).__name__}.")
     path = os.fspath(path)
+    if os.path.isdir(path):  # else model.npz beside it, which load(path) then refuses
+        raise IsADirectoryError(f"path: {path!r} is a folder; name the file to write, e.g. "
+                                f"{os.path.join(path, 'model.npz')!r}.")
     if not path.endswith(".npz"):
         path += ".npz"
     params = model.get_params(deep=False)
@@ -164,8 +169,15 @@ def write_atomically(path, write):
     if not os.path.isdir(folder):  # else mkstemp names its own temporary file
         raise FileNotFoundError(f"path: the folder {os.path.dirname(path) or folder!r} of "
                                 f"{path!r} does not exist.")
+    if os.path.isdir(path):  # else os.replace's error names the temporary file
+        raise IsADirectoryError(f"path: {path!r} is a folder, not a file to write.")
     suffix = os.path.splitext(path)[1] + ".tmp"
-    fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=suffix, dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".mixbayes-", suffix=suffix, dir=folder)
+    except PermissionError:  # its message names the temporary file, not the user's
+        raise PermissionError(f"path: cannot write {path!r}: the folder "
+                              f"{os.path.dirname(path) or folder!r} is not writable "
+                              "(permission denied).") from None
     try:
         os.chmod(tmp, 0o666 & ~umask())
         with os.fdopen(fd, "wb") as handle:

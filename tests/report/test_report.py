@@ -465,6 +465,17 @@ def test_a_sampler_s_page_shows_its_partition_posterior():
     assert "partition" not in _payload(build_report(vb, corpus))
 
 
+def test_the_partition_panel_says_whose_clusters_and_its_colours():
+    """The least certain items' "cluster" was the point estimate's (numbered by size), read
+    beside the model's clusters (nodes) elsewhere on the page, and the matrix had no scale."""
+    corpus, _ = mb.datasets.make_dmm_corpus(40, 20, 2, mean_length=6, random_state=1)
+    gibbs = mb.DirichletMultinomialMixture(2, inference="gibbs", n_sweeps=10,
+                                           max_samples=4).fit(corpus.counts)
+    page = build_report(gibbs, corpus)
+    assert "white 0, blue\n      1" in page and "not as the model's elsewhere" in page
+    assert '["item", "estimate\'s cluster", "certainty"]' in page
+
+
 def test_the_mixtures_subtitle_counts_the_clusters_holding_documents():
     """The subtitle read "4 clusters holding documents of 4"; it reads "4 of 4 clusters
     holding documents" now."""

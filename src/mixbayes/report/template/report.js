@@ -226,12 +226,12 @@
           width: Math.max(0.5, at(edges[b + 1]) - at(edges[b])).toFixed(1),
           height: Math.max(0.5, at(edges[a + 1]) - at(edges[a])).toFixed(1),
           fill: "rgb(" + shade + "," + shade + ",255)", class: "block" }, svg);
-        title(cell, "clusters " + a + " and " + b + ": " + fmt(v));
+        title(cell, "estimate's clusters " + a + " and " + b + ": " + fmt(v));
       });
     });
     var table = html("table", {}, $("least-certain"));
     var head = html("tr", {}, table);
-    ["item", "cluster", "certainty"].forEach(function (h) { html("th", {}, head, h); });
+    ["item", "estimate's cluster", "certainty"].forEach(function (h) { html("th", {}, head, h); });
     P.least_certain.forEach(function (r) {
       var tr = html("tr", {}, table);
       html("td", {}, tr, r.id); html("td", {}, tr, String(r.cluster));
