@@ -36,7 +36,8 @@ only those two lines changed. ``dmm`` was recorded again when the report's subti
 clusters holding documents" (it read "3 clusters holding documents of 3"): only the page's
 digest changed, and floats in their last place. Every run with ``--report`` was recorded again when
 the charts' left margin came to hold their longest tick label (the page's script changed): the
-pages' digests only, and floats in their last place.
+pages' digests only, and floats in their last place; and again when the partition panel's
+caption came to say whose clusters it numbers and its colours (the digests only).
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run
