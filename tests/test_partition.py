@@ -138,6 +138,29 @@ def test_credible_ball_by_its_definition():
     assert ball.horizontal_distance == pytest.approx(distance[inside].max())
 
 
+def test_credible_ball_of_hand_made_draws_with_distances_by_hand():
+    """Four items, estimate {01}{23}, seven draws whose VIs from it are worked out by hand in
+    bits (H(draw | estimate) + H(estimate | draw)): {01}{23} three times (0), {01}{2}{3} (0.5),
+    {0}{12}{3} (1.5), {0123} (1), {02}{13} (2). At level 0.8 the radius is the 6th smallest,
+    1.5, leaving {02}{13} out; the upper bound is the one draw of 1 cluster, the lower bound the
+    farther of the two of 3 clusters (not the first of them), the horizontal bound that one."""
+    draws = np.array([[0, 0, 1, 1], [0, 0, 1, 2], [1, 1, 0, 0], [0, 1, 1, 2], [0, 0, 0, 0],
+                      [0, 1, 0, 1], [0, 0, 1, 1]])
+    np.testing.assert_allclose(mb.partition.loss_to_draws([0, 0, 1, 1], draws),
+                               [0, 0.5, 0, 1.5, 1, 2, 0], atol=1e-12)
+    ball = mb.partition.credible_ball(draws, [0, 0, 1, 1], level=0.8)
+
+    def same_partition(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return np.array_equal(a[:, None] == a[None, :], b[:, None] == b[None, :])
+
+    assert ball.radius == pytest.approx(1.5) and ball.mass == pytest.approx(6 / 7)
+    assert ball.upper_distance == pytest.approx(1.0) and same_partition(ball.upper, [0, 0, 0, 0])
+    assert ball.lower_distance == pytest.approx(1.5) and same_partition(ball.lower, [0, 1, 1, 2])
+    assert ball.horizontal_distance == pytest.approx(1.5)
+    assert same_partition(ball.horizontal, [0, 1, 1, 2])
+
+
 def test_similarities_and_certainty():
     """The dense matrix is the share of draws sharing a cluster; the block summary and every
     item's certainty are its means over the estimate's clusters."""

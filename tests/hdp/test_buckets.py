@@ -71,3 +71,50 @@ def test_collapsed_dish_step_sums_match_recomputation(seed):
     np.testing.assert_allclose(smoothing, (beta[:n_dishes, None] / rising).sum(axis=0),
                                rtol=1e-10)
     _assert_lists(data, dish_of, *lists)
+
+
+def _log_predictive(table_words, dish_words, n_words, a):
+    """log of a table's joint predictive under a dish, as Dirichlet-multinomial normalisers:
+    sum_w [lgamma(c_w + n_w + a) - lgamma(c_w + a)] - [lgamma(c + Wa + n) - lgamma(c + Wa)]."""
+    from scipy.special import gammaln
+
+    n_w = np.bincount(table_words, minlength=n_words)
+    c_w = np.bincount(dish_words, minlength=n_words)
+    return (np.sum(gammaln(c_w + n_w + a) - gammaln(c_w + a))
+            - gammaln(c_w.sum() + n_words * a + n_w.sum()) + gammaln(c_w.sum() + n_words * a))
+
+
+def test_collapsed_dish_step_draws_a_long_table_from_its_exact_conditional():
+    """A table of 17 tokens (more than _PRODUCT_TOKENS: the logarithmic path) is the first
+    moved, so its new dish is drawn from the exact conditional given the other group's table
+    (20 tokens of word 0, dish 0): dish k with weight beta_k times the Dirichlet-multinomial
+    predictive written with lgamma, the empty instantiated dish 1 and the tail with the empty
+    predictive. Frequencies over 10,000 seeds against those probabilities (chi-square)."""
+    from scipy import stats
+
+    W, a = 3, 0.5
+    table = np.array([0] * 12 + [1] * 5)  # 17 tokens: 12 of word 0, 5 of word 1
+    other = np.zeros(20, dtype=np.int64)  # group 1's table: 20 tokens of word 0, dish 0
+    row_of = np.concatenate([table, other]).astype(np.int64)
+    group_ptr = np.array([0, 17, 37], dtype=np.int64)
+    table_of = np.zeros(37, dtype=np.int64)
+    start = np.array([[1], [0]], dtype=np.int64)  # the long table leaves dish 1 empty
+    beta0, beta1, tail = 0.3, 0.5, 0.2
+    log_weights = np.array([
+        np.log(beta0) + _log_predictive(table, other, W, a),
+        np.log(beta1) + _log_predictive(table, other[:0], W, a),
+        np.log(tail) + _log_predictive(table, other[:0], W, a),
+    ])
+    expected = np.exp(log_weights - log_weights.max())
+    expected /= expected.sum()
+    assert expected.min() > 0.05  # every outcome is seen often: the test has power
+    n = 10_000  # 15 us a call
+    outcomes = np.zeros(3)
+    for seed in range(n):
+        table_dish = start.copy()
+        beta = np.zeros(4)
+        beta[:2] = beta0, beta1
+        _kernels.collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, W, a, beta,
+                                            2, tail, 1.0, seed)
+        outcomes[min(table_dish[0, 0], 2)] += 1
+    assert stats.chisquare(outcomes, n * expected).pvalue > 1e-3, (outcomes / n, expected)

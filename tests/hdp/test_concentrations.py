@@ -76,6 +76,34 @@ def test_group_concentration_update_keeps_its_exact_conditional():
     assert stats.kstest(wrong, cdf).pvalue < 1e-6
 
 
+def test_top_concentration_update_keeps_the_prior_for_one_dish_at_one_table():
+    """With K = m = 1 the seating's factor gamma Gamma(gamma) / Gamma(gamma + 1) is 1, so the
+    exact conditional is the Gamma(1, 1) prior itself, an exponential known in closed form (no
+    grid). Here the mixture weight pi of the two Gamma components is one half on average, so a
+    wrong odds, e.g. (a + K) / (m (b - log eta)) for (a + K - 1) / (m (b - log eta)), is told
+    apart at p ~ 1e-20, where the grid test above (K = 5, m = 40) cannot see it."""
+    rng = np.random.default_rng(0)
+    starts = rng.exponential(size=4000)
+    after = np.array([resample_top_concentration(g, 1, 1, (1.0, 1.0), rng) for g in starts])
+    assert stats.kstest(after, stats.expon.cdf).pvalue > FALSE_ALARM
+
+
+def test_resample_concentrations_reads_dishes_tables_and_sizes_of_occupied_tables_only():
+    """The seating summary handed to the two updates, checked against the updates called by
+    hand with the counts written out (same seed, so the draws are equal to the last bit): the
+    empty tables (count 0, dish -1 as the sampler leaves them) are neither dishes nor tables."""
+    counts = np.array([[3, 0, 2, 0], [1, 4, 0, 0], [0, 5, 0, 0]])
+    table_dish = np.array([[0, -1, 2, -1], [2, 0, -1, -1], [-1, 3, -1, -1]])
+    top, group = (1.5, 0.5), (2.0, 1.0)
+    got = resample_concentrations(1.2, 0.8, counts, table_dish, top, group,
+                                  np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    gamma0 = resample_top_concentration(1.2, 3, 5, top, rng)  # dishes 0, 2, 3 on 5 tables
+    alpha0 = resample_group_concentration(0.8, np.array([2, 2, 1]), np.array([5, 5, 5]), group,
+                                          rng)
+    assert got == (gamma0, alpha0)
+
+
 @pytest.mark.slow  # 1,000 forward draws and 6,000 sweeps
 def test_geweke_with_resampled_concentrations():
     """Successive-conditional simulation (a sweep, both concentration updates, then fresh data

@@ -145,6 +145,26 @@ def test_incremental_log_joint_matches_recomputation_with_many_empty_clusters():
     assert occupied[-1] < 12 < K  # the empty clusters were the common case
 
 
+def test_log_joint_stays_exact_when_counts_outgrow_the_log_tables(monkeypatch):
+    """Counts past the end of the log tables (4 million tokens in real use; 3 here, patched)
+    take the computed logarithms of ``_log_rising`` and of the one-token case: the sweep's
+    incremental log joint (a sum of differences of those conditionals) stays equal to the exact
+    recomputation after every sweep, so those branches use the same conditional as the tables."""
+    from mixbayes.mixture import _gibbs
+
+    monkeypatch.setattr(_gibbs, "_TABLE_MAX", 3)
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, mean_length=30, random_state=5)
+    X = corpus.counts
+    assert np.count_nonzero((X.data > 1) & (X.data <= 8)) > 20  # the short loop runs
+    base = log_multinomial_coefficient(X).sum()
+    K = 8
+    z0 = np.random.default_rng(0).integers(K, size=X.shape[0])
+    for z, log_joint in gibbs_sweeps(X, z0, K, 0.3, 0.1, 6, np.random.default_rng(1), base):
+        docs, words, _ = count_tables(X, z, K)
+        assert log_joint == pytest.approx(collapsed_log_joint(docs, words, 0.3, 0.1, base),
+                                          rel=1e-12, abs=1e-8)
+
+
 def test_reference_sweep_is_the_same_model():
     """The plain kernel (every label scored, exact log joint per sweep) and the default one are
     different chains of the same sampler: from the same state both log joints are exact, and

@@ -314,6 +314,37 @@ def test_empirical_bayes_raises_the_bound():
     assert fitted.word_prior_ < 0.2  # moves towards the sparse truth (0.02)
 
 
+def _polya_log_gradient(stats, dim, a):
+    """d/d(log a) of the Dirichlet-multinomial log evidence of the rows of ``stats`` (R, dim)
+    under a symmetric Dir(a): a [R D psi(Da) - D sum_r psi(Da + S_r) + sum_rd (psi(a + s_rd)
+    - psi(a))], written with scipy."""
+    stats = np.atleast_2d(stats)
+    assert stats.shape[1] == dim
+    totals = stats.sum(axis=1)
+    return a * (dim * (len(stats) * digamma(dim * a) - digamma(dim * a + totals).sum())
+                + np.sum(digamma(a + stats) - digamma(a)))
+
+
+def test_fitted_priors_are_stationary_points_of_their_polya_evidence():
+    """With ``fit_priors`` the kept state's weight prior alpha maximises the Polya evidence of
+    the K expected cluster sizes (one Dirichlet of dimension K), and the word prior theta that
+    of the K rows of expected word counts (dimension p): the gradient in log alpha is zero
+    there and far from zero 10% away, both written here with scipy's digamma. A dimension
+    off by one at a call site (K + 1 for the weights) moves alpha by about 10%."""
+    corpus, _ = mb.datasets.make_dmm_corpus(150, 60, 4, weight_concentration=1.0,
+                                            random_state=3)
+    model = mb.DirichletMultinomialMixture(4, fit_priors=True, tol=1e-10, max_iter=300,
+                                           random_state=0).fit(corpus.counts)
+    alpha, theta = model.weight_prior_, model.word_prior_
+    sizes = model.weight_concentration_ - alpha  # expected cluster sizes
+    words = model.word_concentration_ - theta  # (K, p) expected word counts
+    for stats, dim, a in ((sizes[None, :], 4, alpha), (words, words.shape[1], theta)):
+        assert 1e-5 < a < 1e3  # an interior maximum, not a bound
+        away = min(abs(_polya_log_gradient(stats, dim, a * 1.1)),
+                   abs(_polya_log_gradient(stats, dim, a / 1.1)))
+        assert abs(_polya_log_gradient(stats, dim, a)) < 1e-4 * away
+
+
 def test_top_words_and_lift():
     # uneven cluster weights (0.8, 0.17, 0.03), so the weighted average cluster differs from
     # the plain mean of the clusters
