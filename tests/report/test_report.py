@@ -483,3 +483,18 @@ def test_the_mixtures_subtitle_counts_the_clusters_holding_documents():
     model = mb.DirichletMultinomialMixture(4, random_state=0).fit(corpus.counts)
     subtitle = _payload(build_report(model, corpus))["subtitle"]
     assert "120 documents x 50 terms, 4 of 4 clusters holding documents; " in subtitle
+
+
+def test_the_subtitle_counts_the_scans_coarse_iterations_as_the_selection_table():
+    """With --select the table (selection.csv, summary.json) counts the chosen K's coarse fit
+    and its continuation (152), the page the continuation alone ("after 120 iterations"); the
+    page now says both."""
+    corpus, _ = mb.datasets.make_dmm_corpus(60, 30, 3, random_state=0)
+    model = mb.TopicModel(3, random_state=0).fit(corpus.counts)
+    rows = [dict(k=k, log_bayes_factor=10.0 * k, dispersion=1.0, n_iter=model.n_iter_ + 7)
+            for k in (2, 3)]
+    subtitle = _payload(build_report(model, corpus, selection=rows))["subtitle"]
+    assert (f"after {model.n_iter_} iterations (continued from 7 iterations at the scan's "
+            f"coarser tolerance: {model.n_iter_ + 7} in all") in subtitle
+    rows = [dict(row, n_iter=model.n_iter_) for row in rows]
+    assert "continued" not in _payload(build_report(model, corpus, selection=rows))["subtitle"]

@@ -131,6 +131,7 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
                              f"model has K = {chosen}; pass the selection that chose this "
                              "model.")
         payload["selection"] = _extract.selection_payload(rows, chosen)
+        payload["subtitle"] += _coarse_iterations(model, rows, chosen)
     if title is None:
         title = {"terms": "Clusters", "gaussian": "Clusters", "tree": "Tree of clusters"}[kind]
         title = "Topics" if payload["unit"] == "topic" else title
@@ -273,3 +274,19 @@ def _points(model, data, kind):
         raise ValueError(f"data: {plural(X.shape[0], 'point')} given but the model was "
                          f"fitted to {n}; give the points it was fitted to.")
     return X
+
+
+def _coarse_iterations(model, rows, chosen):
+    """When the chosen K's row counts more iterations than the model's ``n_iter_`` (a coarse
+    fit of the scan, then its continuation: ``select_n_topics``), the words that say so, so
+    that the page's count agrees with the table (selection.csv, summary.json); else ''."""
+    row = next(row for row in rows if int(float(row["k"])) == chosen)
+    try:
+        total = int(float(row.get("n_iter")))
+    except (TypeError, ValueError):
+        return ""
+    fitted = int(getattr(model, "n_iter_", total))
+    if total <= fitted:
+        return ""
+    return (f" (continued from {plural(total - fitted, 'iteration')} at the scan's coarser "
+            f"tolerance: {total} in all, as in the selection table)")
