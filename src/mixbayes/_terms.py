@@ -23,11 +23,24 @@ def top_terms(scores, vocabulary, n, by, frequency, present=None):
         )
     if by not in ("probability", "lift"):
         raise ValueError(f"by must be one of 'probability', 'lift'; got {by!r}.")
+    probability = scores
     if by == "lift":
         with np.errstate(divide="ignore", invalid="ignore"):
-            scores = np.where(frequency > 0, scores / frequency, 0.0)
+            scores = _to_digits(np.where(frequency > 0, scores / frequency, 0.0))
     if present is None:
         present = np.ones(scores.shape, dtype=bool)
-    order = np.argsort(np.where(present, -scores, np.inf), axis=1, kind="stable")[:, :n]
+    # ties (every term used by one topic alone has the same lift, 1 / its share) go to the more
+    # probable term: they were ordered by rounding noise, the rarest one-off words first
+    order = np.array([np.lexsort((-p_row, np.where(keep, -row, np.inf)))
+                      for row, p_row, keep in zip(scores, probability, present)],
+                     dtype=np.int64).reshape(scores.shape)[:, :n]
     counts = np.minimum(present.sum(axis=1), n)
     return [list(vocabulary[row[:count]]) for row, count in zip(order, counts)]
+
+
+def _to_digits(values, digits=10):
+    """``values`` rounded to ``digits`` significant digits (0 stays 0), so that values equal
+    but for rounding compare equal."""
+    magnitude = np.floor(np.log10(np.where(values > 0, values, 1.0)))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    return np.round(values * scale) / scale
