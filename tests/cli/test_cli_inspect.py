@@ -173,3 +173,26 @@ def test_the_vocabulary_line_of_a_model_of_counts_reads_once(capsys, tmp_path):
     assert status == 0
     line = next(line for line in out.splitlines() if line.startswith("vocabulary: "))
     assert line == "vocabulary: 30 terms (saved), from counts read as given"
+
+
+def test_a_topic_model_chosen_by_select_counts_the_scans_iterations(capsys, tmp_path):
+    """inspect said 'after 30 iterations' where summary.json and the selection table said 53
+    (the scan's coarse fit, then its continuation): it now says both, as the report does."""
+    import json
+
+    import scipy.io
+
+    corpus, _ = mb.datasets.make_topic_corpus(80, 60, 4, random_state=0)
+    scipy.io.mmwrite(str(tmp_path / "c.mtx"), corpus.counts)
+    assert main(["topics", str(tmp_path / "c.mtx"), "--select", "2:5", "--out",
+                 str(tmp_path / "o"), "-q"]) == 0
+    capsys.readouterr()
+    total = json.loads((tmp_path / "o" / "summary.json").read_text())["n_iter"]
+    model = mb.load(tmp_path / "o" / "model.npz")
+    status, out, _ = _inspect(capsys, tmp_path / "o" / "model.npz")
+    assert status == 0
+    line = out.splitlines()[3]
+    assert line.startswith(f"fit: log posterior {model.log_posterior_:.6g} after "
+                           f"{model.n_iter_} iterations")
+    assert total > model.n_iter_  # a K the scan refined (72 against 62 here)
+    assert line.endswith(f"{total} in all, as in the selection table)")

@@ -87,6 +87,8 @@ def describe(model, path, vocabulary=None, top=10, saved=None, given=None):
              f"{meta.get('version', '?')} (file format {meta.get('format', '?')})",
              "settings: " + _settings(model)]
     lines += _figures(model, declared, unit)
+    if declared == ("terms", "topics"):  # a K chosen by --select: the table's iterations too
+        lines[-1] += _scan_iterations(model, path)
     lines += _reading(model, saved)
     lines += _top_terms(model, declared, unit, vocabulary, top, given)
     return lines
@@ -150,6 +152,17 @@ def _resolved_defaults(model, params):
 
 def _converged(flag):
     return "converged" if flag else "NOT converged (raise max_iter)"
+
+
+def _scan_iterations(model, path):
+    """The words the report's subtitle adds when the selection table beside the model counts
+    the scan's coarse iterations too ('' without one): inspect said 'after 30 iterations' where
+    summary.json and the table said 53."""
+    from ..report import coarse_iterations_note
+    from .report import _selection_beside
+
+    rows, _ = _selection_beside(path, model)
+    return "" if rows is None else coarse_iterations_note(model, rows, int(model.n_components))
 
 
 def _figures(model, declared, unit):

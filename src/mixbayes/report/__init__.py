@@ -131,7 +131,7 @@ def build_report(model, data=None, *, selection=None, vocabulary=None, doc_ids=N
                              f"model has K = {chosen}; pass the selection that chose this "
                              "model.")
         payload["selection"] = _extract.selection_payload(rows, chosen)
-        payload["subtitle"] += _coarse_iterations(model, rows, chosen)
+        payload["subtitle"] += coarse_iterations_note(model, rows, chosen)
     if title is None:
         title = {"terms": "Clusters", "gaussian": "Clusters", "tree": "Tree of clusters"}[kind]
         title = "Topics" if payload["unit"] == "topic" else title
@@ -276,7 +276,7 @@ def _points(model, data, kind):
     return X
 
 
-def _coarse_iterations(model, rows, chosen):
+def coarse_iterations_note(model, rows, chosen):
     """When the chosen K's row counts more iterations than the model's ``n_iter_`` (a coarse
     fit of the scan, then its continuation: ``select_n_topics``), the words that say so, so
     that the page's count agrees with the table (selection.csv, summary.json); else ''."""
