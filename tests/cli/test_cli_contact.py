@@ -517,3 +517,18 @@ def test_topics_that_are_one_distribution_are_noted(tmp_path, capsys):
     assert _same_topics(topics).startswith("topics 0 and 1; 2 and 3 are one word "
                                            "distribution: the documents hold about 2 distinct")
     assert _same_topics(np.eye(3)) is None
+
+
+def test_summary_records_the_document_frequency_limits_as_applied(tmp_path, capsys):
+    """summary.json left out --max-df and --max-features unless given, though raw text loses
+    the words of more than half its documents by default: it records them as applied."""
+    from mixbayes.cli import main
+
+    (tmp_path / "docs.txt").write_text("the cat sat on the mat\nthe dog ate the bone\n"
+                                       "cats and dogs play\na mat and a bone\n")
+    for extra, max_df in (([], 0.5), (["--max-df", "1.0"], 1.0)):
+        out = tmp_path / f"o{max_df}"
+        assert main(["cluster", str(tmp_path / "docs.txt"), "--model", "dmm", "-k", "2",
+                     "--out", str(out), "-q", *extra]) == 0
+        settings = json.loads((out / "summary.json").read_text())["settings"]
+        assert settings["max_df"] == max_df and settings["max_features"] is None

@@ -37,7 +37,8 @@ clusters holding documents" (it read "3 clusters holding documents of 3"): only 
 digest changed, and floats in their last place. Every run with ``--report`` was recorded again when
 the charts' left margin came to hold their longest tick label (the page's script changed): the
 pages' digests only, and floats in their last place; and again when the partition panel's
-caption came to say whose clusters it numbers and its colours (the digests only).
+caption came to say whose clusters it numbers and its colours (the digests only). The document
+runs' summaries gained ``max_df`` and ``max_features`` as applied (two added lines each).
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

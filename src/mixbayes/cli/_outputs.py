@@ -245,6 +245,11 @@ def note_documents(settings, stop_words, args, left_out, stream, notes=(), corpu
               "--labels FILE gives others)", file=stream)
     settings["stop_words"] = stop_words if isinstance(stop_words, (str, type(None))) else (
         f"{len(stop_words)} words from {args.stop_words}")
+    # the document-frequency limits as applied (--max-df defaults by the input's kind: half
+    # the documents for raw text, none for counts), which summary.json left out unless given
+    filters = getattr(getattr(corpus, "preprocessing", None), "filters", ()) or ({},)
+    settings["max_df"] = filters[-1].get("max_df", 1.0)
+    settings["max_features"] = filters[-1].get("max_features")
     settings["empty_documents_left_out"] = left_out
     if left_out:
         listed = "doc_topics.csv" if args.command == "topics" else "assignments.csv"
