@@ -201,6 +201,9 @@ def loss_to_draws(labels, draws, loss="vi"):
 def _losses(labels, draws, loss):
     """:func:`loss_to_draws` of checked labels and draws (0.. within each row)."""
     out = kernels.loss_to_draws(labels, draws, int(draws.max()) + 1, LOSSES[loss])
+    # both losses are distances: a sum's rounding below 0 (-2e-15 between equal partitions)
+    # is 0, which the CLI printed as "-0.000 bits"
+    out = np.maximum(out, 0.0)
     return out / LOG2 if loss == "vi" else out
 
 

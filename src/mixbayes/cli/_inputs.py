@@ -143,10 +143,8 @@ def read_documents(args):
     if label_column is not None and not path.lower().endswith((".csv", ".csv.gz")):
         raise ValueError(f"--label-column names a column of a CSV file; {path!r} is not one "
                          "(give the labels with --labels FILE).")
-    if ("text_column" not in getattr(args, "defaulted", ("text_column",))
-            and not path.lower().endswith((".csv", ".csv.gz"))):
-        raise ValueError(f"--text-column names the text column of a CSV file; {path!r} is not "
-                         "one (a .txt file is one document per line).")
+    if "text_column" not in getattr(args, "defaulted", ("text_column",)):
+        check_text_column(path)
     source = count_file(args)
     raw = source is None and os.path.exists(path) and _is_raw_text(path)
     corpus = read_sharded(args, source) if source is not None else _read_here(args, raw)
@@ -206,6 +204,14 @@ def _read_here(args, raw):
         return corpus
     except (ValueError, OSError) as exc:  # read_corpus names its argument "path"
         raise as_input_error(exc) from None
+
+
+def check_text_column(path):
+    """Refuse ``--text-column`` given for an input that is not a CSV file (a .txt file is one
+    document per line: the option was silently ignored)."""
+    if not str(path).lower().endswith((".csv", ".csv.gz")):
+        raise ValueError(f"--text-column names the text column of a CSV file; {path!r} is not "
+                         "one (a .txt file is one document per line).")
 
 
 def _folder_notes(path):

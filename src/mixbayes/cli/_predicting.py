@@ -143,11 +143,13 @@ def read_new_points(args, model, saved):
                 f"; left out: {', '.join(map(repr, left_out))}" if left_out else " (reordered)"))
     elif X.shape[1] != p:
         fitted = f" ({', '.join(map(repr, expected))})" if expected is not None else ""
-        advice = ("the same columns (leave others out with --drop-column)" if not
-                  str(args.input).lower().endswith(".npy") else f"an array of shape (n_points, {p})" + (
-                      " (a 1-D array is one column" + (
-                          f": save a single point as shape (1, {p}))" if X.shape[0] == p else ")")
-                      if X.shape[1] == 1 else ""))
+        if not str(args.input).lower().endswith(".npy"):
+            advice = "the same columns (leave others out with --drop-column)"
+        else:  # an array has no columns to drop: say the shape to save
+            advice = f"an array of shape (n_points, {p})"
+            if X.shape[1] == 1:
+                advice += (f" (a 1-D array is one column: save a single point as shape (1, {p}))"
+                           if X.shape[0] == p else " (a 1-D array is one column)")
         raise ValueError(f"input: {args.input!r} has {plural(X.shape[1], 'column')} of numbers "
                          f"but the {name} was fitted to {plural(p, 'feature')}{fitted}; give "
                          f"{advice}.")

@@ -27,10 +27,8 @@ def write_uncertainty(out, draws, stream, note=None):
     summary = partition.summarise(draws, level=LEVEL)
     estimate, ball = summary.estimate, summary.ball
     blocks, certainty = partition.block_similarity(draws, estimate.labels)
-    # an expected VI is never negative: a sum's rounding below 0 (-2e-15) is shown as 0
-    expected_loss = max(float(estimate.expected_loss), 0.0)
     write_json(out.file("partition.json"), dict(
-        loss="vi (bits)", expected_loss=expected_loss,
+        loss="vi (bits)", expected_loss=estimate.expected_loss,
         n_clusters=estimate.n_clusters, n_draws=summary.n_draws,
         credible_ball=dict(level=ball.level, radius=ball.radius, mass=ball.mass,
                            upper_bound=dict(n_clusters=int(ball.upper.max()) + 1,
@@ -49,7 +47,7 @@ def write_uncertainty(out, draws, stream, note=None):
     posterior = ", ".join(f"{k}: {p:.2f}" for k, p in sorted(summary.n_clusters.items(),
                                                              key=lambda kv: -kv[1])[:5])
     print(f"partition (from {plural(summary.n_draws, 'draw')}): least expected VI "
-          f"{expected_loss:.3f} bits with {plural(estimate.n_clusters, 'cluster')}; "
+          f"{estimate.expected_loss:.3f} bits with {plural(estimate.n_clusters, 'cluster')}; "
           f"{LEVEL:.0%} credible ball of radius {ball.radius:.3f} bits, from "
           f"{int(ball.upper.max()) + 1} to {int(ball.lower.max()) + 1} clusters; "
           f"P(clusters) {posterior}" + (f" ({note})" if note else "")

@@ -90,10 +90,11 @@ def run_predict(args, stream):
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
     if not documents and args.text_column is not None:
         raise ValueError(f"--text-column is for documents; a {name} was fitted to points.")
-    if args.text_column is not None and not args.input.endswith((".csv", ".csv.gz")):
-        raise ValueError(f"--text-column names the text column of a CSV file; {args.input!r} "
-                         "is not one (a .txt file is one document per line).")
+    from ._inputs import check_text_column
     from ._predicting import read_new_documents, read_new_points
+
+    if args.text_column is not None:
+        check_text_column(args.input)
 
     read = read_new_documents if documents else read_new_points
     data, ids, notes, facts = read(args, model, saved)

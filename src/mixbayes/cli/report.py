@@ -142,8 +142,8 @@ def _read_data(model, args, saved=None):
     read them with the options given."""
     import argparse
 
-    from ._inputs import (_DOCUMENTS_HINT, _POINTS_HINT, _looks_numeric, read_documents,
-                          read_points)
+    from ._inputs import (_DOCUMENTS_HINT, _POINTS_HINT, _looks_numeric, check_text_column,
+                          read_documents, read_points)
 
     name = type(model).__name__
     documents = _is_of_words(model)
@@ -152,10 +152,8 @@ def _read_data(model, args, saved=None):
                          "documents; give the documents it was fitted to.")
     if documents and args.drop_column:
         raise ValueError(f"--drop-column is for points; a {name} was fitted to documents.")
-    if documents and args.text_column is not None and not args.corpus.endswith((".csv",
-                                                                               ".csv.gz")):
-        raise ValueError(f"--text-column names the text column of a CSV file; {args.corpus!r} "
-                         "is not one (a .txt file is one document per line).")
+    if documents and args.text_column is not None:
+        check_text_column(args.corpus)
     if not documents:
         for flag in _TEXT_FLAGS:
             if getattr(args, flag) is not None:

@@ -19,10 +19,11 @@ tried and is not used. The default fit's dendrogram purity, mean of 3 seeds,
 ``bench/bench_tree.py``, rose on glass 0.474 -> 0.500, wdbc 0.836 -> 0.867, olive 0.911 ->
 0.921 and the depth-3 2-D hierarchy 0.545 -> 0.552, and fell on digits 0.764 -> 0.663, diabetes
 0.736 -> 0.685, crabs 0.352 -> 0.341, ecoli 0.824 -> 0.817 and yeast 0.380 -> 0.375: one more
-table within 0.01 of the best peer (8 of 15 against 7), at a larger loss where it lost.) The chosen
-:math:`k` follows the data, not :math:`N` (the first start cut at :math:`\sqrt{N/2}` leaves, so a
-sweep grew as :math:`N^{3/2}`, and stopped one leaf short of twelve on a depth-3 hierarchy with
-no move that splits a leaf). Any start is valid for the sampler: it only shortens the burn-in.
+table within 0.01 of the best peer (8 of 15 against 7), at a larger loss where it lost.) The
+chosen :math:`k` follows the data, not :math:`N` (the first start cut at :math:`\sqrt{N/2}`
+leaves, so a sweep grew as :math:`N^{3/2}`, and stopped one leaf short of twelve on a depth-3
+hierarchy with no move that splits a leaf). Any start is valid for the sampler: it only
+shortens the burn-in.
 
 With unknown per-component covariances (a conjugate ``family``) the leaves are cut instead
 where the conjugate marginal likelihood of the cut is highest, among the same candidate numbers

@@ -104,10 +104,11 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         the means' prior variance :math:`s_0^2` and :math:`\sigma^2` in its units), so
         features in other units or correlated within the clusters weigh as much as the
         others. At every burn-in regroup (``init``) :math:`\Sigma` is re-estimated from the
-        chain's own leaves (its components with ``moves="burn-in"``), :math:`\sigma^2` kept in its units; after burn-in it is fixed, so
-        the kept chain is exact for the model with that :math:`\Sigma` (an empirical-Bayes
-        plug-in, as the known :math:`\sigma^2` is). :attr:`means_` and
-        :attr:`covariances_` (``(K, d, d)``, all equal) are in the points' units,
+        chain's own leaves (its components with ``moves="burn-in"``), :math:`\sigma^2` kept
+        in its units; after burn-in it is fixed, so the kept chain is exact for the model with
+        that :math:`\Sigma` (an empirical-Bayes plug-in, as the known :math:`\sigma^2` is).
+        :attr:`means_` and :attr:`covariances_` (``(K, d, d)``, all equal) are in the points'
+        units,
         :attr:`log_evidence_` and :attr:`best_rcdll_` include the whitening's Jacobian, and
         :attr:`whitening_` and :attr:`whitening_centre_` hold the map. With
         ``margin_weight > 0`` (no regroups) :math:`\Sigma` stays the start's. The others are
