@@ -552,10 +552,43 @@ class Whitening:
         return self.inverse.T @ self.inverse
 
 
-def pooled_within_covariance(X, labels, shrinkage=TIED_SHRINKAGE):
+# a column of which more than half the values are one value (a flag, a count that is mostly
+# 0, a blank pixel) keeps at least this share of its variance in a pooled within-cluster
+# covariance (``point_mass_columns``, ``pooled_within_covariance``)
+POINT_MASS_FLOOR = 0.5
+
+
+def point_mass_columns(X):
+    """Which columns of ``X`` hold one value in more than half their rows (that value is then
+    the column's median, and its median absolute deviation is 0): a point mass that no
+    Gaussian cluster describes. A constant column is one."""
+    X = np.asarray(X, float)
+    if X.shape[0] == 0:
+        return np.zeros(X.shape[1], bool)
+    median = np.partition(X, X.shape[0] // 2, axis=0)[X.shape[0] // 2]
+    return np.count_nonzero(X == median, axis=0) > X.shape[0] / 2
+
+
+def pooled_within_covariance(X, labels, shrinkage=TIED_SHRINKAGE,
+                             point_mass_floor=POINT_MASS_FLOOR):
     r"""The clusters' shared covariance: the within-cluster scatter of ``X`` (rows grouped by
     ``labels``) over :math:`n - k` (:math:`k` clusters; at least 1), shrunk by ``shrinkage``
-    towards its own diagonal, :math:`(1 - \lambda) W + \lambda\,\operatorname{diag} W`."""
+    towards its own diagonal, :math:`(1 - \lambda) W + \lambda\,\operatorname{diag} W`;
+    then every point-mass column :math:`j` (:func:`point_mass_columns`) whose entry is below
+    ``point_mass_floor`` times its variance :math:`v_j` over all rows is raised to it, row
+    and column :math:`j` scaled by :math:`\sqrt{f v_j / W_{jj}}` (its correlations kept).
+
+    Why the floor: such a column is constant inside most clusters (yeast's erl and pox, 99%
+    one value; glass' Ba and Fe, 82% and 67% zeros; 24 of digits' 61 pixels), so its pooled
+    within variance is that of the few clusters where it varies, often almost 0, and a
+    whitening by :math:`W` stretches its rare values into separations that outweigh every
+    other column. Measured on the tree model's benchmark (``bench/bench_tree.py``, the tied
+    default, chain seeds 0-5, dendrogram purity): glass 0.454 -> 0.505, yeast 0.364 -> 0.388,
+    digits 0.757 -> 0.835 (the best peers: Ward 0.504 and 0.391, genie 0.827); ecoli 0.857 ->
+    0.849; the other eleven sets have no such column. Floors of 0.3-1.0 all lifted the three;
+    0.5 was the steadiest over the seeds. Continuous columns are left as they are: a floor on
+    every column (30% of its variance) lowered a simulated hierarchy with d = 10 from 0.91 to
+    0.77."""
     X = np.asarray(X, float)
     _, cluster = np.unique(labels, return_inverse=True)
     k = int(cluster.max(initial=-1)) + 1
@@ -564,7 +597,19 @@ def pooled_within_covariance(X, labels, shrinkage=TIED_SHRINKAGE):
     centres /= np.bincount(cluster, minlength=k)[:, None]
     residuals = X - centres[cluster]
     within = residuals.T @ residuals / max(X.shape[0] - k, 1)
-    return (1.0 - shrinkage) * within + shrinkage * np.diag(np.diag(within))
+    within = (1.0 - shrinkage) * within + shrinkage * np.diag(np.diag(within))
+    diagonal = np.diag(within)
+    floor = point_mass_floor * column_variances(X)
+    raise_ = point_mass_columns(X) & (diagonal < floor)
+    if raise_.any():
+        # a column with no within variance at all has no correlations to keep: its floor alone
+        scale = np.ones_like(diagonal)
+        varies = raise_ & (diagonal > 0)
+        scale[varies] = np.sqrt(floor[varies] / diagonal[varies])
+        within = within * scale[:, None] * scale[None, :]
+        dead = raise_ & ~(diagonal > 0)
+        within[dead, dead] = floor[dead]
+    return within
 
 
 def column_variances(X, ddof=0):

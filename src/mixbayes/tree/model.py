@@ -98,7 +98,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         The components' covariances. ``"known"``: one shared :math:`\sigma^2 I`
         (``observation_variance``). ``"tied"``: one shared :math:`\sigma^2\Sigma`, with
         :math:`\Sigma` the pooled within-leaf covariance of the Ward start's leaves, shrunk
-        by ``mixbayes.families.gaussian.TIED_SHRINKAGE`` (0.1) towards its diagonal
+        by ``mixbayes.families.gaussian.TIED_SHRINKAGE`` (0.1) towards its diagonal, a
+        column holding one value in more than half its rows (a flag, counts mostly 0) kept
+        at half its variance at least
         (:func:`mixbayes.families.gaussian.pooled_within_covariance`): the known model run on
         the points whitened by :math:`\Sigma` (:class:`~mixbayes.families.gaussian.Whitening`;
         the means' prior variance :math:`s_0^2` and :math:`\sigma^2` in its units), so
