@@ -77,7 +77,8 @@ def _log_fit(n, leaf, K, logw, logrest, loglik, log_pred):
         return top
     total = np.exp(logrest[leaf] + log_pred[n] - top)
     for k in range(K):
-        total += np.exp(logw[leaf, k] + loglik[n, k] - top)
+        if logw[leaf, k] > -np.inf:  # most components are in other leaves: no exp for them
+            total += np.exp(logw[leaf, k] + loglik[n, k] - top)
     return np.log(total) + top
 
 
@@ -354,7 +355,7 @@ def _seat(n, K, paths, comp, comp_count, parent, level, alive, logw, logrest, me
     top = max(top, logp[K])
     total = 0.0
     for k in range(K + 1):
-        logp[k] = np.exp(logp[k] - top)
+        logp[k] = np.exp(logp[k] - top) if logp[k] > -np.inf else 0.0
         total += logp[k]
     u = np.random.random() * total
     k = 0
