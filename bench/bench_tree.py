@@ -359,6 +359,7 @@ def compare(name, X, y, seeds):
     leaves = np.median([np.unique(m.labels_).size for m, _ in fits])
     components = np.median([m.n_components_ for m, _ in fits])
     rows.append(dict(data=name, size=X.shape, K=K, method="mixbayes", dp=np.mean(purity),
+                     dp_seeds=purity,
                      dp_sd=spread(purity), sampled=np.mean(sampled), start=np.mean(start_purity),
                      ari=np.mean(aris), ari_sd=spread(aris),
                      clusters=f"{start_leaves:.0f} -> {leaves:.0f} / {components:.0f}",
@@ -392,9 +393,17 @@ def verdict(rows):
         else:
             lost.append(f"{name} ({ours['dp']:.3f} against {best['method']}'s "
                         f"{best['dp']:.3f})")
+    per_seed = np.zeros(len(ours["dp_seeds"]), int)  # the same count for each chain seed
+    for name in names:
+        mine = [r for r in rows if r["data"] == name]
+        best = max(r["dp"] for r in mine if r["method"] != "mixbayes")
+        ours = next(r for r in mine if r["method"] == "mixbayes")
+        per_seed += np.asarray(ours["dp_seeds"]) >= best - 0.01
     return (f"Goal (issue 22): the default fit's dendrogram purity best or within 0.01 of the "
             f"best peer on at least 9 of every 12 sets. Here on {len(won)} of {len(names)}"
-            + (f"; not on {', '.join(lost)}." if lost else "."))
+            + (f"; not on {', '.join(lost)}." if lost else ".")
+            + (f" Each chain seed alone: {', '.join(map(str, per_seed))} of {len(names)}."
+               if per_seed.size > 1 else ""))
 
 
 def quality(args):
@@ -461,6 +470,13 @@ def variants(args):
 
 
 VARIANT_NOTES = """
+
+Re-run 2026-12-06 after the tied Sigma's point-mass floor (seed 0; a helper's tests ran beside
+it, which moves no figure here): the default 12 of 15 (iris 0.853 and the depth-2 d = 2
+hierarchy 0.769 are this seed's misses; over seeds 0-2 it is 14 of 15 at the means, the main
+table), depth 3 and depth "auto" 13, depth 1 12, "known" 8. The floor changes only the tied
+columns (default, depth 1/3/auto, "moves all") on the four tables with point-mass columns.
+The paragraphs below are of the earlier runs.
 
 Re-run 2026-12-04 after the tied default (columns: *default* = `covariance_type="tied"`,
 *known* = the default before it, the others the tied default with one setting changed; seed
