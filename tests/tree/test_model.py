@@ -436,6 +436,41 @@ def test_burn_in_regroups_the_leaves_by_wards_merges():
     assert np.unique(fitted.paths_[:, 0]).size < np.unique(fitted.labels_).size
 
 
+def test_regroup_cuts_the_leaves_merges_at_their_gaps():
+    """``regroup``: twelve leaves of 20 points at the centres of a 2 x 2 x 3 hierarchy (parents
+    40 apart, their two children 12 apart, leaves 3 apart) and one leaf of 2 points. The
+    equal-branching cut gives round(13^(1/3)) = 2 and round(13^(2/3)) = 6 groups; the gaps
+    give the truth's 2 and 4, the small leaf joining its nearest leaf's groups, and every
+    leaf kept as it was."""
+    from mixbayes.tree._start import regroup
+
+    parents = np.array([[0.0, 0.0], [40.0, 0.0]])
+    children = np.array([[0.0, -6.0], [0.0, 6.0]])
+    leaves = np.array([[-3.0, 0.0], [0.0, 0.0], [3.0, 0.0]])
+    centres = np.array([p + c + leaf for p in parents for c in children for leaf in leaves])
+    truth = np.array([[i // 6, i // 3] for i in range(12)])
+    X = np.repeat(centres, 20, axis=0) + 0.1 * np.random.default_rng(0).standard_normal(
+        (240, 2))
+    X = np.vstack([X, centres[4] + [0.5, 0.5], centres[4] + [0.6, 0.4]])
+    labels = np.r_[np.repeat(np.arange(12), 20), 12, 12]
+    for cut, expected in (("branching", (2, 6)), ("gaps", (2, 4))):
+        paths = regroup(X, labels, 3, cut=cut)
+        np.testing.assert_array_equal(paths[:, -1], labels)
+        assert tuple(np.unique(paths[:, level]).size for level in (0, 1)) == expected, cut
+    for level in (0, 1):  # the gaps' groups are the truth's, the small leaf with leaf 4
+        assert mb.metrics.ari(truth[labels[:-2], level], paths[:-2, level]) == 1.0
+        assert paths[-1, level] == paths[4 * 20, level]
+    # four far-apart clumps of four leaves: the largest gap is at 4 groups for both levels'
+    # ranges, and the level above still gets fewer groups than the one below
+    clumps = np.array([[0.0, 0.0], [50.0, 0.0], [0.0, 50.0], [50.0, 50.0]])
+    centres = np.array([c + leaf for c in clumps for leaf in
+                        [[-3.0, 0.0], [3.0, 0.0], [0.0, -3.0], [0.0, 3.0]]])
+    X = np.repeat(centres, 10, axis=0) + 0.1 * np.random.default_rng(1).standard_normal(
+        (160, 2))
+    paths = regroup(X, np.repeat(np.arange(16), 10), 3, cut="gaps")
+    assert np.unique(paths[:, 1]).size == 4 and np.unique(paths[:, 0]).size < 4
+
+
 def test_the_tree_describes_its_shape_and_a_lone_leaf_as_such():
     """``Tree.describe`` counts the simplified tree's top-level branches and leaves; a fit
     whose every point shares one path is one leaf, not "a tree of 0 top-level branches"

@@ -233,12 +233,16 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         (``init="single"``): the restructuring moves find the leaves and components, the
         burn-in regroups (``init``; here also after the last burn-in sweep, and with
         ``"tied"`` :math:`\Sigma` re-estimated from the components, since a leaf may then
-        hold several) group the leaves above by Ward's merges, and the kept sweeps are the
-        exact per-point chain from there. From one path, on the recovery test's
-        well-separated hierarchies (``tests/tree/test_model.py``, data seeds 0-2, 60 sweeps,
-        level-wise NMI, means): depth 2 0.98 / 0.98 (d = 2) and 0.97 / 0.95 (d = 10), depth 3
-        0.93 / 0.88 / 0.97 (d = 2) and 0.93 / 0.91 / 0.96 (d = 10), where "all" gives 0.59 /
-        0.97, 0.58 / 0.97, 0.24 / 0.55 / 0.98 and 0.20 / 0.36 / 0.95, and "path" from one
+        hold several) group the leaves above by Ward's merges, cut where a merge costs most
+        more than the one before (:func:`mixbayes.tree._start.regroup`'s ``cut="gaps"``:
+        the leaves the moves find are not the start's, whose count the BIC chose), and the
+        kept sweeps are the exact per-point chain from there. From one path, on the recovery
+        test's well-separated hierarchies (``tests/tree/test_model.py``, data seeds 0-2, 60
+        sweeps, level-wise NMI, means): depth 2 0.98 / 0.98 (d = 2) and 0.97 / 0.95 (d = 10);
+        depth 3 (200 sweeps) 1.0 / 1.0 / 0.98 at d = 2 and 10, and from 30 random leaves or
+        2 0.94-1.0 at every level (``tests/tree/test_moves.py``); with 60 sweeps and the
+        start's equal-branching cut depth 3 gave 0.93 / 0.88 / 0.97 and 0.93 / 0.91 / 0.96.
+        "all" gives 0.59 / 0.97, 0.58 / 0.97, 0.24 / 0.55 / 0.98 and 0.20 / 0.36 / 0.95, and "path" from one
         path stays near it (2-7 leaves on the UCI tables); from the Ward start "burn-in" is
         within 0.01 of the best peer on 8 of ``bench/bench_tree.py``'s 15 sets (means of
         chain seeds 0-2, against 11 for "path": digits 0.54), so it is not the default.
@@ -526,7 +530,8 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
                                                    self._scales(points)[1], None)
                         state = _sampler.initial_state(
                             data, rng, reg_rng,
-                            regroup(data.points, state.paths[:, -1], self.depth_),
+                            regroup(data.points, state.paths[:, -1], self.depth_,
+                                    cut="gaps" if self.moves == "burn-in" else "branching"),
                             state.comp)
                     # a tied fit's RCDLL in the units of the points (its whitening's Jacobian),
                     # comparable between chains whose Sigma differ
