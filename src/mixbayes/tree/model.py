@@ -244,8 +244,9 @@ class HierarchicalMixture(ClusterMixin, BaseEstimator):
         start's equal-branching cut depth 3 gave 0.93 / 0.88 / 0.97 and 0.93 / 0.91 / 0.96.
         "all" gives 0.59 / 0.97, 0.58 / 0.97, 0.24 / 0.55 / 0.98 and 0.20 / 0.36 / 0.95, and "path" from one
         path stays near it (2-7 leaves on the UCI tables); from the Ward start "burn-in" is
-        within 0.01 of the best peer on 8 of ``bench/bench_tree.py``'s 15 sets (means of
-        chain seeds 0-2, against 11 for "path": digits 0.54), so it is not the default.
+        within 0.01 of the best peer on 10 of ``bench/bench_tree.py``'s 15 sets (means of
+        chain seeds 0-2, 2026-12-06, against 14 for "path": digits 0.70, glass 0.47), so it
+        is not the default.
     max_samples : int, default=200
         Most sweeps after burn-in whose paths are kept, over all chains and evenly spaced
         (``level_samples_``, int32, depth x n_samples each; :meth:`partition_summary` reads
