@@ -670,6 +670,38 @@ def test_random_rival_keeps_the_higher_log_joint(monkeypatch):
         assert len(calls) == 1
 
 
+@pytest.mark.parametrize("rival_gains, rival_sweeps", [
+    # below the kept start (level 100) and stalled after two records: five more sweeps, not
+    # ten (on issue 13's corpus such a rival cost 12-15 sweeps, 40 % of the fit on top)
+    ([10.0, 10.0] + [0.0] * 300, 2 + 5),
+    # past the kept start at sweep 11, then stalled: the ordinary ten sweeps after its record
+    ([10.0] * 11 + [0.0] * 300, 11 + 10),
+])
+def test_rival_below_the_kept_start_stops_sooner(monkeypatch, rival_gains, rival_sweeps):
+    """The automatic warm-up of the random rival: while its best log joint is below the kept
+    start's, ``AUTO_RIVAL_PATIENCE`` (5) sweeps without a record stop it (scripted sampler)."""
+    from mixbayes.mixture import dmm
+
+    scripts = [np.cumsum([100.0] + [0.0] * 300), np.cumsum(rival_gains)]
+    counts = []
+
+    def scripted(X, z, K, weight_prior, word_prior, n_sweeps, rng):
+        levels = scripts[len(counts)]
+        counts.append(0)
+        for t in range(n_sweeps):
+            counts[-1] += 1
+            yield np.full(X.shape[0], len(counts) - 1), float(levels[t])
+
+    monkeypatch.setattr(dmm, "gibbs_sweeps", scripted)
+    model = mb.DirichletMultinomialMixture(4)
+    X = sp.csr_matrix(np.ones((50, 3)))
+    resp = model._warm_up(X, np.eye(4)[np.zeros(50, dtype=int)], np.random.default_rng(0))
+    assert dmm.AUTO_RIVAL_PATIENCE == 5
+    assert counts == [1 + 10, rival_sweeps]  # the kept start: a record, then ten flat sweeps
+    kept = 1 if rival_sweeps > 10 else 0
+    np.testing.assert_array_equal(resp.argmax(axis=1), np.full(50, kept))
+
+
 def test_init_sweeps_rejects_other_strings():
     with pytest.raises(ValueError, match="init_sweeps"):
         mb.DirichletMultinomialMixture(3, init_sweeps="many").fit(np.ones((5, 4), dtype=int))
