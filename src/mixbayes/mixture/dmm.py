@@ -70,12 +70,13 @@ class DirichletMultinomialMixture(VariationalMixture):
         ``"kmeans++"``: on short documents in a few large, overlapping clusters, k-means on
         tf-idf (NMI 0.02 to the truth on the corpus below) puts most documents in one cluster
         that sweeps empty only slowly, while the sweeps from a random assignment separate the
-        clusters in tens of sweeps. On 12,000 simulated documents of 7 words in 8 clusters
-        (word concentration 0.5) the k-means++ start ended 3,300 and 1,200 nats of ELBO below
-        the 200-sweep Gibbs chains from k-means++ (NMI 0.17 and 0.29 against 0.30 and 0.49), the
-        rival 3,700 and 1,200 above them (NMI 0.55 and 0.51); on issue 13's 20,000-document
-        corpus, classic3 and dblp3 the k-means++ start wins or ties, for the rival's sweeps
-        (``bench/bench_dmm_start.py``).
+        clusters in 100-200 sweeps. On 12,000 simulated documents of 7 words in 8 clusters
+        (word concentration 0.5, seeds 0-2) the k-means++ start ended 1,300-2,000 nats of ELBO
+        below the 200-sweep Gibbs chains from k-means++ (NMI 0.17-0.38 against 0.30-0.51), the
+        rival 1,600-3,800 above them (NMI 0.56-0.57); on issue 13's 20,000-document corpus,
+        classic3 and dblp3 the k-means++ start wins or ties, and the rival costs its sweeps (on
+        issue 13's corpus 10-25 % on top of the k-means++ start alone;
+        ``bench/bench_dmm_start.py``).
     init_sweeps : "auto" or int, default="auto"
         Collapsed Gibbs sweeps applied to every kept start (and every Gibbs chain's start)
         before CAVI begins. CAVI moves a document only when another cluster, still holding
