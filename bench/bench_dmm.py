@@ -28,10 +28,11 @@ ratio and both NMIs per seed and the medians. ``--real classic3,dblp3,tweet`` do
 real corpora (K = the number of known classes).
 
       python bench/bench_dmm.py --simulated 20000x5000x20 [--mean-length 60] [--seeds 3]
-          [--real classic3,dblp3,tweet] [--every-start]
+          [--real classic3,dblp3,tweet] [--every-start] [--kmeans-start]
 
-``--every-start`` adds the default with every start run to convergence (``n_keep=None``, the
-only strategy before issue 13) to the same interleaved loop.
+``--kmeans-start`` adds ``init="kmeans++"`` (the default start before issue 25's random rival)
+to the same loop. ``--every-start`` adds the default with every start run to convergence
+(``n_keep=None``, the only strategy before issue 13).
 """
 
 from __future__ import annotations
@@ -180,10 +181,11 @@ def timed(fn, *args):
     return labels, objective, time.perf_counter() - start
 
 
-def default_vs_kmeans(X, truth, K, seeds, every_start=False):
+def default_vs_kmeans(X, truth, K, seeds, every_start=False, kmeans_start=False):
     """Interleaved timings of the default DMM fit and tf-idf + KMeans (and, with
     ``every_start``, of the default with every start run to convergence, ``n_keep=None``, the
-    strategy before issue 13); the medians over the seeds."""
+    strategy before issue 13; with ``kmeans_start``, of ``init="kmeans++"``, the start before
+    issue 25's random rival); the medians over the seeds."""
     rows = []
 
     def dmm(seed, **kwargs):
@@ -196,6 +198,8 @@ def default_vs_kmeans(X, truth, K, seeds, every_start=False):
     for seed in seeds:
         if every_start:
             every, every_s = dmm(seed, n_keep=None)
+        if kmeans_start:
+            alone, alone_s = dmm(seed, init="kmeans++")
         model, ours = dmm(seed)
         start = time.perf_counter()
         T = TfidfTransformer().fit_transform(X)
@@ -211,15 +215,24 @@ def default_vs_kmeans(X, truth, K, seeds, every_start=False):
                 truth, every.labels_), elbo_every=every.elbo_)
             print(f"  seed {seed}: every start run (n_keep=None) {every_s:.2f} s, ratio "
                   f"{r['every_ratio']:.2f}, ELBO {every.elbo_:.1f}, NMI {r['nmi_every']:.3f}")
+        if kmeans_start:
+            r.update(alone=alone_s, alone_ratio=alone_s / theirs, nmi_alone=mb.metrics.nmi(
+                truth, alone.labels_))
+            print(f"  seed {seed}: init='kmeans++' {alone_s:.2f} s, ratio "
+                  f"{r['alone_ratio']:.2f}, ELBO {alone.elbo_:.1f}, NMI {r['nmi_alone']:.3f}")
         print(f"  seed {seed}: ours {r['ours']:.2f} s ({r['n_iter']} it, ELBO {r['elbo']:.1f}), "
               f"k-means {r['kmeans']:.2f} s, ratio {r['ratio']:.2f}; NMI ours "
               f"{r['nmi_ours']:.3f}, k-means {r['nmi_kmeans']:.3f}", flush=True)
     keys = ["ours", "kmeans", "ratio", "nmi_ours", "nmi_kmeans"]
     keys += ["every", "every_ratio", "nmi_every"] if every_start else []
+    keys += ["alone", "alone_ratio", "nmi_alone"] if kmeans_start else []
     med = {key: statistics.median(r[key] for r in rows) for key in keys}
     print(f"  median: ours {med['ours']:.2f} s, k-means {med['kmeans']:.2f} s, ratio "
           f"{med['ratio']:.2f}; NMI ours {med['nmi_ours']:.3f}, k-means {med['nmi_kmeans']:.3f}",
           flush=True)
+    if kmeans_start:
+        print(f"  median init='kmeans++': {med['alone']:.2f} s, ratio {med['alone_ratio']:.2f}, "
+              f"NMI {med['nmi_alone']:.3f}", flush=True)
     return med
 
 
@@ -237,13 +250,14 @@ def simulated_mode(args):
         mb.DirichletMultinomialMixture(K0, n_init=1, max_iter=2).fit(X[:200])  # compile
         name = f"simulated {n} x {p} (mean length {args.mean_length:g})"
         results.append((name, K0, default_vs_kmeans(X, truth.labels, K0, range(args.seeds),
-                                                    args.every_start)))
+                                                    args.every_start, args.kmeans_start)))
     for name in filter(None, (args.real or "").split(",")):
         corpus = load(name)
         K = len(np.unique(corpus.labels))
         print(f"{name}: {corpus.counts.shape[0]} docs, K={K}", flush=True)
         results.append((name, K, default_vs_kmeans(corpus.counts, corpus.labels, K,
-                                                   range(args.seeds), args.every_start)))
+                                                   range(args.seeds), args.every_start,
+                                                   args.kmeans_start)))
     header = ["corpus", "K", "ours s (default fit)", "k-means s (tf-idf + fit)", "ratio",
               "NMI ours", "NMI k-means"]
     if args.every_start:
@@ -271,6 +285,8 @@ def main():
     parser.add_argument("--mean-length", type=float, default=60.0)
     parser.add_argument("--real", default=None,
                         help="with --simulated (or alone): the same comparison on these corpora")
+    parser.add_argument("--kmeans-start", action="store_true",
+                        help="also time init='kmeans++' (the start before issue 25)")
     parser.add_argument("--every-start", action="store_true",
                         help="also time the default with every start run (n_keep=None)")
     args = parser.parse_args()

@@ -35,7 +35,7 @@ def test_bad_counts(X, error, match):
     (dict(word_concentration_prior=0.0), ValueError, "word_concentration_prior must be a finite number > 0"),
     (dict(word_concentration_prior=np.nan), ValueError, "word_concentration_prior must be"),
     (dict(inference="mcmc"), ValueError, "inference must be one of 'vb', 'gibbs'; got 'mcmc'"),
-    (dict(init="kmeans"), ValueError, "init must be one of 'kmeans\\+\\+', 'random'"),
+    (dict(init="kmeans"), ValueError, "init must be one of 'auto', 'kmeans\\+\\+', 'random'"),
     (dict(n_init=0), ValueError, "n_init must be an integer >= 1"),
     (dict(tol=-1.0), ValueError, "tol must be a finite number >= 0"),
     (dict(max_iter="10"), TypeError, "max_iter must be an integer >= 1; got '10'"),

@@ -115,8 +115,10 @@ def from_clusters(X, n_components, random_state, fit=None, alpha_for=None, c_for
     """
     from ..mixture.dmm import DirichletMultinomialMixture
 
-    model = DirichletMultinomialMixture(n_components, n_init=1, init_sweeps=START_SWEEPS,
-                                        random_state=random_state)
+    # the k-means++ start alone (the mixture's default since issue 25 adds a random rival):
+    # a start needs the clusters roughly, and the topic fits were measured from this one
+    model = DirichletMultinomialMixture(n_components, n_init=1, init="kmeans++",
+                                        init_sweeps=START_SWEEPS, random_state=random_state)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         if fit is None:
