@@ -379,6 +379,20 @@ def test_a_point_mass_column_keeps_half_its_variance_in_the_pooled_covariance():
                                                            point_mass_floor=0.0))
 
 
+def test_point_mass_columns_need_more_than_half_the_rows():
+    """``point_mass_columns``: one value in more than half the rows marks a column; exactly
+    half does not, nor 4 of 10 or of 9 (the median is then another value); with an even
+    count either middle value is the point mass's, and no rows mark no column."""
+    from mixbayes.families.gaussian import point_mass_columns
+
+    rows = np.arange(10)
+    X = np.column_stack([np.where(rows < m, 0.0, rows + 1.0) for m in (4, 5, 6, 10)])
+    np.testing.assert_array_equal(point_mass_columns(X), [False, False, True, True])
+    np.testing.assert_array_equal(point_mass_columns(X[:9]), [False, True, True, True])
+    np.testing.assert_array_equal(point_mass_columns(-X[::-1]), [False, False, True, True])
+    np.testing.assert_array_equal(point_mass_columns(np.empty((0, 3))), [False] * 3)
+
+
 def test_rare_flag_columns_do_not_take_over_the_tied_tree():
     """Two columns that are 0 in 96% of the rows (an exponential value elsewhere, unrelated to
     the clusters) beside a nested hierarchy: constant inside most leaves, their pooled
