@@ -485,6 +485,30 @@ def test_regroup_cuts_the_leaves_merges_at_their_gaps():
     assert np.unique(paths[:, 1]).size == 4 and np.unique(paths[:, 0]).size < 4
 
 
+def test_regroup_keeps_a_leaf_of_exactly_the_small_share():
+    """``regroup(cut="gaps")`` on two clumps of two leaves (20 apart) and a far leaf (100
+    away): a leaf of at least ``SMALL_LEAF`` (2 %) of the points, or of 2 points, is kept in
+    the merges and is its own group (2 of 98 points, where the floor is 2; 4 of 196, 2.04 %);
+    a smaller one (3 of 195) follows the nearest kept leaf's group."""
+    from mixbayes.tree import _start
+    from mixbayes.tree._start import regroup
+
+    assert _start.SMALL_LEAF == 0.02
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [1.0, 0.0], [20.0, 0.0], [21.0, 0.0], [10.0, 100.0]])
+    for big, small, own in ((24, 2, True), (48, 4, True), (48, 3, False)):
+        sizes = [big] * 4 + [small]
+        leaves = np.repeat(np.arange(5), sizes)
+        X = centres[leaves] + 0.1 * rng.standard_normal((leaves.size, 2))
+        top = regroup(X, leaves, 2, cut="gaps")[:, 0]
+        first = [top[leaves == leaf][0] for leaf in range(5)]
+        assert first[0] == first[1] != first[2] == first[3], (big, small, first)
+        if own:
+            assert np.unique(top).size == 3 and first[4] not in first[:4], (big, small, first)
+        else:
+            assert np.unique(top).size == 2 and first[4] == first[0], (big, small, first)
+
+
 def test_the_tree_describes_its_shape_and_a_lone_leaf_as_such():
     """``Tree.describe`` counts the simplified tree's top-level branches and leaves; a fit
     whose every point shares one path is one leaf, not "a tree of 0 top-level branches"
