@@ -509,6 +509,39 @@ def test_regroup_keeps_a_leaf_of_exactly_the_small_share():
             assert np.unique(top).size == 2 and first[4] == first[0], (big, small, first)
 
 
+def test_log_fit_kernel_skips_only_the_components_of_no_weight():
+    r"""The compiled ``_log_fit`` (:math:`\log p(x_n \mid` leaf), the component summed out)
+    skips the exponentials of components with -inf weight in the leaf: it equals the plain
+    log-sum-exp over the leaf's K components and its new-component term
+    (``logrest + log_pred``), also where the best-fitting component has no weight there or
+    only the new-component term has any, ignores columns past K, and is -inf where nothing
+    has weight."""
+    from scipy.special import logsumexp
+
+    from mixbayes.tree._kernels import _log_fit
+
+    rng = np.random.default_rng(0)
+    K = 6
+    weights = np.log(rng.dirichlet(np.ones(K + 1), size=3))
+    logw = np.hstack([weights[:, :K], np.zeros((3, 2))])  # two spare columns past K
+    logrest = weights[:, K].copy()
+    logw[0, [1, 4]] = -np.inf
+    logw[1, :K] = -np.inf  # leaf 1: only a new component
+    loglik = np.hstack([rng.normal(-5.0, 3.0, (4, K)), np.full((4, 2), 100.0)])
+    loglik[2, 1] = 50.0  # point 2 fits best a component leaf 0 has no weight on
+    log_pred = rng.normal(-6.0, 2.0, 4)
+    for n in range(4):
+        for leaf in range(3):
+            expected = logsumexp(np.r_[logw[leaf, :K] + loglik[n, :K],
+                                       logrest[leaf] + log_pred[n]])
+            assert _log_fit(n, leaf, K, logw, logrest, loglik, log_pred) == pytest.approx(
+                expected, rel=1e-12, abs=1e-12), (n, leaf)
+    assert _log_fit(0, 1, K, logw, logrest, loglik, log_pred) == pytest.approx(
+        logrest[1] + log_pred[0], rel=1e-12)
+    logrest[1] = -np.inf
+    assert _log_fit(0, 1, K, logw, logrest, loglik, log_pred) == -np.inf
+
+
 def test_the_tree_describes_its_shape_and_a_lone_leaf_as_such():
     """``Tree.describe`` counts the simplified tree's top-level branches and leaves; a fit
     whose every point shares one path is one leaf, not "a tree of 0 top-level branches"
