@@ -379,6 +379,26 @@ def test_a_point_mass_column_keeps_half_its_variance_in_the_pooled_covariance():
                                                            point_mass_floor=0.0))
 
 
+def test_the_point_mass_floor_leaves_other_columns_without_within_variance_alone():
+    """A column constant inside every cluster but with no value in more than half its rows
+    (three clusters of 40, values 0, 1, 2) is not a point mass: its pooled within variance
+    stays 0 with the floor, as does every entry of its row; only a point-mass column
+    (here 0 in two clusters, 1 in one) is raised to its floor."""
+    from mixbayes.families.gaussian import point_mass_columns, pooled_within_covariance
+
+    rng = np.random.default_rng(4)
+    labels = np.repeat([0, 1, 2], 40)
+    X = np.column_stack([rng.standard_normal(120), labels.astype(float),
+                         (labels == 2).astype(float)])
+    np.testing.assert_array_equal(point_mass_columns(X), [False, False, True])
+    plain = pooled_within_covariance(X, labels, point_mass_floor=0.0)
+    floored = pooled_within_covariance(X, labels)
+    assert plain[1, 1] == 0.0 and plain[2, 2] == 0.0
+    np.testing.assert_array_equal(floored[1], plain[1])
+    np.testing.assert_array_equal(floored[:2, :2], plain[:2, :2])
+    assert floored[2, 2] == pytest.approx(0.5 * X[:, 2].var(), rel=1e-12)
+
+
 def test_point_mass_columns_need_more_than_half_the_rows():
     """``point_mass_columns``: one value in more than half the rows marks a column; exactly
     half does not, nor 4 of 10 or of 9 (the median is then another value); with an even
