@@ -529,6 +529,24 @@ def test_regroup_keeps_a_leaf_of_exactly_the_small_share():
             assert np.unique(top).size == 2 and first[4] == first[0], (big, small, first)
 
 
+def test_regroup_with_one_large_leaf_merges_all_the_leaves():
+    """``regroup(cut="gaps")`` with a single leaf of at least ``SMALL_LEAF`` of the points (95
+    of 100) and five one-point leaves in two far clumps: with fewer than two large leaves
+    every leaf takes part in the merges, so the level above has the three groups (the large
+    leaf, each clump), not one."""
+    from mixbayes.tree._start import regroup
+
+    centres = np.array([[0.0, 0.0], [50.0, 0.0], [51.0, 0.0], [0.0, 50.0], [0.0, 51.0],
+                        [1.0, 50.0]])
+    leaves = np.repeat(np.arange(6), [95, 1, 1, 1, 1, 1])
+    X = centres[leaves] + 0.1 * np.random.default_rng(0).standard_normal((100, 2))
+    paths = regroup(X, leaves, 2, cut="gaps")
+    np.testing.assert_array_equal(paths[:, 1], leaves)
+    top = [paths[leaves == leaf][0, 0] for leaf in range(6)]
+    assert top[1] == top[2] and top[3] == top[4] == top[5], top
+    assert len({top[0], top[1], top[3]}) == 3, top
+
+
 def test_log_fit_kernel_skips_only_the_components_of_no_weight():
     r"""The compiled ``_log_fit`` (:math:`\log p(x_n \mid` leaf), the component summed out)
     skips the exponentials of components with -inf weight in the leaf: it equals the plain
