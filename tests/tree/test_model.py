@@ -379,6 +379,40 @@ def test_a_point_mass_column_keeps_half_its_variance_in_the_pooled_covariance():
                                                            point_mass_floor=0.0))
 
 
+def test_the_point_mass_floor_leaves_other_columns_without_within_variance_alone():
+    """A column constant inside every cluster but with no value in more than half its rows
+    (three clusters of 40, values 0, 1, 2) is not a point mass: its pooled within variance
+    stays 0 with the floor, as does every entry of its row; only a point-mass column
+    (here 0 in two clusters, 1 in one) is raised to its floor."""
+    from mixbayes.families.gaussian import point_mass_columns, pooled_within_covariance
+
+    rng = np.random.default_rng(4)
+    labels = np.repeat([0, 1, 2], 40)
+    X = np.column_stack([rng.standard_normal(120), labels.astype(float),
+                         (labels == 2).astype(float)])
+    np.testing.assert_array_equal(point_mass_columns(X), [False, False, True])
+    plain = pooled_within_covariance(X, labels, point_mass_floor=0.0)
+    floored = pooled_within_covariance(X, labels)
+    assert plain[1, 1] == 0.0 and plain[2, 2] == 0.0
+    np.testing.assert_array_equal(floored[1], plain[1])
+    np.testing.assert_array_equal(floored[:2, :2], plain[:2, :2])
+    assert floored[2, 2] == pytest.approx(0.5 * X[:, 2].var(), rel=1e-12)
+
+
+def test_point_mass_columns_need_more_than_half_the_rows():
+    """``point_mass_columns``: one value in more than half the rows marks a column; exactly
+    half does not, nor 4 of 10 or of 9 (the median is then another value); with an even
+    count either middle value is the point mass's, and no rows mark no column."""
+    from mixbayes.families.gaussian import point_mass_columns
+
+    rows = np.arange(10)
+    X = np.column_stack([np.where(rows < m, 0.0, rows + 1.0) for m in (4, 5, 6, 10)])
+    np.testing.assert_array_equal(point_mass_columns(X), [False, False, True, True])
+    np.testing.assert_array_equal(point_mass_columns(X[:9]), [False, True, True, True])
+    np.testing.assert_array_equal(point_mass_columns(-X[::-1]), [False, False, True, True])
+    np.testing.assert_array_equal(point_mass_columns(np.empty((0, 3))), [False] * 3)
+
+
 def test_rare_flag_columns_do_not_take_over_the_tied_tree():
     """Two columns that are 0 in 96% of the rows (an exponential value elsewhere, unrelated to
     the clusters) beside a nested hierarchy: constant inside most leaves, their pooled
@@ -469,6 +503,81 @@ def test_regroup_cuts_the_leaves_merges_at_their_gaps():
         (160, 2))
     paths = regroup(X, np.repeat(np.arange(16), 10), 3, cut="gaps")
     assert np.unique(paths[:, 1]).size == 4 and np.unique(paths[:, 0]).size < 4
+
+
+def test_regroup_keeps_a_leaf_of_exactly_the_small_share():
+    """``regroup(cut="gaps")`` on two clumps of two leaves (20 apart) and a far leaf (100
+    away): a leaf of at least ``SMALL_LEAF`` (2 %) of the points, or of 2 points, is kept in
+    the merges and is its own group (2 of 98 points, where the floor is 2; 4 of 196, 2.04 %);
+    a smaller one (3 of 195) follows the nearest kept leaf's group."""
+    from mixbayes.tree import _start
+    from mixbayes.tree._start import regroup
+
+    assert _start.SMALL_LEAF == 0.02
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [1.0, 0.0], [20.0, 0.0], [21.0, 0.0], [10.0, 100.0]])
+    for big, small, own in ((24, 2, True), (48, 4, True), (48, 3, False)):
+        sizes = [big] * 4 + [small]
+        leaves = np.repeat(np.arange(5), sizes)
+        X = centres[leaves] + 0.1 * rng.standard_normal((leaves.size, 2))
+        top = regroup(X, leaves, 2, cut="gaps")[:, 0]
+        first = [top[leaves == leaf][0] for leaf in range(5)]
+        assert first[0] == first[1] != first[2] == first[3], (big, small, first)
+        if own:
+            assert np.unique(top).size == 3 and first[4] not in first[:4], (big, small, first)
+        else:
+            assert np.unique(top).size == 2 and first[4] == first[0], (big, small, first)
+
+
+def test_regroup_with_one_large_leaf_merges_all_the_leaves():
+    """``regroup(cut="gaps")`` with a single leaf of at least ``SMALL_LEAF`` of the points (95
+    of 100) and five one-point leaves in two far clumps: with fewer than two large leaves
+    every leaf takes part in the merges, so the level above has the three groups (the large
+    leaf, each clump), not one."""
+    from mixbayes.tree._start import regroup
+
+    centres = np.array([[0.0, 0.0], [50.0, 0.0], [51.0, 0.0], [0.0, 50.0], [0.0, 51.0],
+                        [1.0, 50.0]])
+    leaves = np.repeat(np.arange(6), [95, 1, 1, 1, 1, 1])
+    X = centres[leaves] + 0.1 * np.random.default_rng(0).standard_normal((100, 2))
+    paths = regroup(X, leaves, 2, cut="gaps")
+    np.testing.assert_array_equal(paths[:, 1], leaves)
+    top = [paths[leaves == leaf][0, 0] for leaf in range(6)]
+    assert top[1] == top[2] and top[3] == top[4] == top[5], top
+    assert len({top[0], top[1], top[3]}) == 3, top
+
+
+def test_log_fit_kernel_skips_only_the_components_of_no_weight():
+    r"""The compiled ``_log_fit`` (:math:`\log p(x_n \mid` leaf), the component summed out)
+    skips the exponentials of components with -inf weight in the leaf: it equals the plain
+    log-sum-exp over the leaf's K components and its new-component term
+    (``logrest + log_pred``), also where the best-fitting component has no weight there or
+    only the new-component term has any, ignores columns past K, and is -inf where nothing
+    has weight."""
+    from scipy.special import logsumexp
+
+    from mixbayes.tree._kernels import _log_fit
+
+    rng = np.random.default_rng(0)
+    K = 6
+    weights = np.log(rng.dirichlet(np.ones(K + 1), size=3))
+    logw = np.hstack([weights[:, :K], np.zeros((3, 2))])  # two spare columns past K
+    logrest = weights[:, K].copy()
+    logw[0, [1, 4]] = -np.inf
+    logw[1, :K] = -np.inf  # leaf 1: only a new component
+    loglik = np.hstack([rng.normal(-5.0, 3.0, (4, K)), np.full((4, 2), 100.0)])
+    loglik[2, 1] = 50.0  # point 2 fits best a component leaf 0 has no weight on
+    log_pred = rng.normal(-6.0, 2.0, 4)
+    for n in range(4):
+        for leaf in range(3):
+            expected = logsumexp(np.r_[logw[leaf, :K] + loglik[n, :K],
+                                       logrest[leaf] + log_pred[n]])
+            assert _log_fit(n, leaf, K, logw, logrest, loglik, log_pred) == pytest.approx(
+                expected, rel=1e-12, abs=1e-12), (n, leaf)
+    assert _log_fit(0, 1, K, logw, logrest, loglik, log_pred) == pytest.approx(
+        logrest[1] + log_pred[0], rel=1e-12)
+    logrest[1] = -np.inf
+    assert _log_fit(0, 1, K, logw, logrest, loglik, log_pred) == -np.inf
 
 
 def test_the_tree_describes_its_shape_and_a_lone_leaf_as_such():
