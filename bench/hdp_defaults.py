@@ -63,6 +63,11 @@ SETTINGS = {
     "new wpp": dict(word_prior_prior=(1.0, 1.0)),  # ... with it resampled under Gamma(1, 1)
     "new wpp flat": dict(word_prior_prior=(1e-3, 1e-3)),  # ... nearly log-uniform
     "new wpp 0.05": dict(word_prior_prior=(100.0, 2000.0)),  # ... mean 0.05, sd 0.005
+    # a short-text regime (not the default; docs/benchmarks.md, "HDP: a short-text regime"):
+    # gamma0 fixed at the square root of the number of groups, word prior 0.05, alpha0 under
+    # its Gamma(1, 1) prior from 0.1
+    "short regime": dict(moves="all", word_prior=0.05, top_concentration="sqrt groups",
+                         top_concentration_prior=None, group_concentration=0.1),
 }
 CORPORA = ("tweet", "googlenews_t", "short", "hdp50", "hdp_long")
 
@@ -85,6 +90,8 @@ def corpus(name):
 
 
 def run_ours(X, y, level, settings, sweeps, seed=0):
+    if settings.get("top_concentration") == "sqrt groups":
+        settings = dict(settings, top_concentration=float(np.sqrt(X.shape[0])))
     stamps, start = [], time.perf_counter()
     record = lambda chain, sweep, info: stamps.append(time.perf_counter())  # noqa: E731
     with warnings.catch_warnings(record=True) as caught:
