@@ -23,7 +23,8 @@ from typing import Callable, Optional
 @dataclass(frozen=True)
 class Schema:
     arrays: dict  # name -> (shape, rule) or (shape, rule, "optional")
-    scalars: dict  # name -> rule: "count", "int", "+", "real", "bool", "none", "strings", "figures"
+    scalars: dict  # name -> rule: "count", "int", "+", "real", "bool", "none", "strings", "figures",
+    # "prior" (a Gamma prior's (shape, rate) or None; loaded as a tuple)
     sizes: Callable[[dict, dict], dict] = lambda scalars, arrays: {}  # its own symbols' sizes
     dtypes: dict = field(default_factory=dict)  # rule -> function returning a numpy dtype
     array_or_none: tuple = ()  # stored as an array, or as None when too large: required

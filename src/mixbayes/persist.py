@@ -37,6 +37,8 @@ def _registry():
 def _json_value(value):
     if isinstance(value, list):
         return value
+    if isinstance(value, tuple):  # a Gamma prior's (shape, rate); loaded back as a tuple
+        return [_json_value(item) for item in value]
     if isinstance(value, dict):  # a few named figures, e.g. the tree's R-hat per quantity
         return {str(key): _json_value(item) for key, item in value.items()}
     if isinstance(value, (bool, np.bool_)):
@@ -228,7 +230,10 @@ def load(path):
         raise _fail(path, f"{name} has no parameter(s) {unknown}")
     # JSON has no tuples: a parameter whose default is a tuple (the HDP's Gamma priors) comes
     # back as one, so that the loaded model's parameters equal the saved one's
-    params = {k: tuple(v) if isinstance(v, list) and isinstance(defaults[k], tuple) else v
+    # (or one the class names in _tuple_params: the HDP's top prior, whose default is "auto")
+    tuples = getattr(cls, "_tuple_params", ())
+    params = {k: tuple(v) if isinstance(v, list) and (isinstance(defaults[k], tuple)
+                                                      or k in tuples) else v
               for k, v in params.items()}
     model = cls(**params)
     try:
@@ -245,6 +250,8 @@ def load(path):
     except (TypeError, ValueError) as exc:
         raise _fail(path, _one_line(exc)) from None
     for key, value in {**scalars, **arrays}.items():
+        if schema.scalars.get(key) == "prior" and isinstance(value, list):
+            value = tuple(value)  # JSON has no tuples
         setattr(model, key, value)
     try:
         _smoke_test(schema)
@@ -379,6 +386,10 @@ def _scalar_ok(value, rule):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if rule == "bool":
         return isinstance(value, bool)
+    if rule == "prior":  # a Gamma prior's (shape, rate), or None
+        return value is None or (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+            for v in value))
     if rule == "figures":
         return isinstance(value, dict) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values())

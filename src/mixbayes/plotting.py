@@ -333,11 +333,13 @@ def plot_hdp_trace(model, nmi=None):
     resampled (one with a prior)."""
     import matplotlib.pyplot as plt
 
+    from .hdp.model import fitted_defaults
+
+    priors = fitted_defaults(model)  # "auto" as the fit resolved it
     panels = [("clusters in use", "clusters", model.trace_["n_dishes"]),
               ("log p(y, seating)", "nats", model.trace_["log_joint"])]
-    for field, symbol, prior in (("top_concentration", "γ0", model.top_concentration_prior),
-                                 ("group_concentration", "α0", model.group_concentration_prior)):
-        if prior is not None:
+    for field, symbol in (("top_concentration", "γ0"), ("group_concentration", "α0")):
+        if priors[field + "_prior"] is not None:
             panels.append((f"{symbol} (resampled)", symbol, model.trace_[field]))
     if nmi is not None:
         panels.insert(0, ("NMI against labels", "NMI", np.atleast_2d(nmi)))

@@ -147,16 +147,17 @@ def test_resampled_word_prior_finds_the_simulated_one():
 
 
 def test_fixed_word_prior_is_kept_and_saved(tmp_path):
-    """Without a prior the word prior is the setting; with one, ``word_prior_`` survives
-    save/load and top_words reads it."""
+    """Without a prior the word prior is the setting (left to None on these short texts, the
+    short-group default 0.05); with one, ``word_prior_`` survives save/load and top_words
+    reads it."""
     corpus = _short_texts()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.ConvergenceWarning)
         fixed = mb.HDPMixture(n_iter=5, random_state=0).fit(corpus.counts)
         model = mb.HDPMixture(n_iter=5, word_prior_prior=(1.0, 1.0),
                               random_state=0).fit(corpus.counts)
-    assert fixed.word_prior_ == 0.03
-    assert model.word_prior_ != 0.03
+    assert fixed.short_groups_ and fixed.word_prior_ == 0.05
+    assert model.word_prior_ != 0.05
     loaded = mb.load(mb.save(model, tmp_path / "hdp"))
     assert loaded.word_prior_ == model.word_prior_
     vocabulary = np.array([f"w{i}" for i in range(corpus.counts.shape[1])])
