@@ -39,6 +39,13 @@ the charts' left margin came to hold their longest tick label (the page's script
 pages' digests only, and floats in their last place; and again when the partition panel's
 caption came to say whose clusters it numbers and its colours (the digests only). The document
 runs' summaries gained ``max_df`` and ``max_features`` as applied (two added lines each).
+``hdp`` and ``hdp_points`` were recorded again when the HDP's defaults came to be chosen from the
+data (issue 25's short-text regime, for documents under 20 tokens on average): only
+``model.npz``'s metadata changed - the parameters ``top_concentration``,
+``group_concentration`` and ``top_concentration_prior`` stored as ``"auto"``, and the fitted
+``short_groups_`` (false: 25.6 tokens a document, and points) and ``top_concentration_prior_``
+added; every other file, line and array is as before, the long-group values being the old
+defaults.
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

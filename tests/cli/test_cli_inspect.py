@@ -35,7 +35,8 @@ def test_each_kind_in_a_few_lines(capsys, saved, kind, name, size, fit):
     assert f"saved by mixbayes {mb.__version__} (file format 1)" in lines[0]
     assert lines[1].startswith("settings: ") and "random_state=0" in lines[1]
     if kind == "hdp":  # a prior's (shape, rate) by its values, not "array of 2"
-        assert "top_concentration_prior=(1, 0.1)" in lines[1]
+        assert "top_concentration_prior=auto (Gamma(1, 0.1))" in lines[1]
+        assert "top_concentration=auto (1)" in lines[1]
     assert lines[2].startswith("size: " + size.format(**vars(model)))
     assert lines[3].startswith(fit.format(**vars(model)))
     if kind == "gmm":

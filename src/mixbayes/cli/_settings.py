@@ -9,8 +9,9 @@ from typing import NamedTuple
 
 from . import _dask
 
-# the HDP's Gamma priors on its concentrations, as in Python (one default each)
-DEFAULT_TOP_PRIOR, DEFAULT_GROUP_PRIOR = (1.0, 0.1), (1.0, 1.0)
+# the HDP's defaults, as in Python: gamma0, alpha0 and gamma0's prior "auto" (chosen by the
+# documents' length, HDPMixture's Notes), alpha0's Gamma prior one value
+AUTO, DEFAULT_GROUP_PRIOR = "auto", (1.0, 1.0)
 
 # option dest -> (flag users typed, models it applies to, default once it applies)
 _CLUSTER_OPTIONS = {
@@ -26,9 +27,9 @@ _CLUSTER_OPTIONS = {
     "word_prior": ("--word-prior", ("hdp",), None),
     "depth": ("--depth", ("tree",), 2),
     "margin_weight": ("--margin-weight", ("tree",), 0.0),
-    "gamma0": ("--gamma0", ("hdp",), 1.0),
-    "alpha0": ("--alpha0", ("hdp",), 1.0),
-    "gamma0_prior": ("--gamma0-prior", ("hdp",), DEFAULT_TOP_PRIOR),
+    "gamma0": ("--gamma0", ("hdp",), AUTO),
+    "alpha0": ("--alpha0", ("hdp",), AUTO),
+    "gamma0_prior": ("--gamma0-prior", ("hdp",), AUTO),
     "alpha0_prior": ("--alpha0-prior", ("hdp",), DEFAULT_GROUP_PRIOR),
     "groups": ("--groups", ("hdp",), None),
     "uncertainty": ("--uncertainty", ("dmm", "gmm", "hdp", "tree"), False),

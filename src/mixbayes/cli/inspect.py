@@ -133,20 +133,27 @@ def _settings(model):
     params = model.get_params(deep=False)
     shown = {key: text(value) for key, value in params.items() if key != "verbose"}
     for key, value in _resolved_defaults(model, params).items():
+        if key.endswith("concentration_prior"):  # the HDP's Gamma prior, or none (fixed)
+            value = "fixed" if value is None else f"Gamma{text(value)}"
         shown[key] += f" ({text(value)})"  # None said nothing of what the fit used
     return ", ".join(f"{key}={value}" for key, value in sorted(shown.items()))
 
 
 def _resolved_defaults(model, params):
-    """The values the fit used for parameters left to None: the samplers' burn-in, the HDP's
-    word prior."""
+    """The values the fit used for parameters left to None or "auto": the samplers' burn-in,
+    the HDP's concentrations, their prior and word prior (by the regime the data chose)."""
     resolved = {}
     if params.get("burn_in", 0) is None and hasattr(model, "_burn_in"):
         resolved["burn_in"] = model._burn_in()
-    if params.get("word_prior", 0) is None and params.get("kernel") == "categorical":
-        from ..hdp.model import word_prior_value
+    if type(model).__name__ == "HDPMixture":
+        from ..hdp.model import AUTO, fitted_defaults
 
-        resolved["word_prior"] = word_prior_value(None)
+        values = fitted_defaults(model)
+        for name in ("top_concentration", "group_concentration", "top_concentration_prior"):
+            if isinstance(params[name], str) and params[name] == AUTO:
+                resolved[name] = values[name]
+        if params["word_prior"] is None and params["kernel"] == "categorical":
+            resolved["word_prior"] = values["word_prior"]
     return resolved
 
 
@@ -195,6 +202,11 @@ def _figures(model, declared, unit):
                    if model.convergence_warnings_ else
                    "NOT settled: its split R-hat is above 1.1 (raise n_iter)"
                    if round(rhat, 2) > 1.1 else "settled (no convergence warning)")
+        if getattr(model, "short_groups_", False):
+            from ..hdp.model import SHORT_GROUP_TOKENS
+
+            data += (f" (short: under {SHORT_GROUP_TOKENS} tokens a document on average, "
+                     "so the short-text defaults)")
         return [f"size: {data} -> {plural(model.n_components_, unit)}",
                 f"fit: {plural(chains, 'chain')} x {plural(sweeps, 'sweep')}; final log joint "
                 f"{', '.join(f'{v:.6g}' for v in log_joint)}; R-hat of the log joint "

@@ -82,7 +82,8 @@ def add_parser(sub):
                          "or more, R-hat compares them (default: 1)")
     cluster.add_argument("--word-prior", type=positive_float, default=None, metavar="A",
                          help="hdp (documents): the Dirichlet prior of each term in a cluster; "
-                         "smaller opens more clusters for rare words (default: 0.03)")
+                         "smaller opens more clusters for rare words (default: 0.05 for short "
+                         "documents, under 20 tokens on average; else 0.03)")
     cluster.add_argument("--depth", type=depth_option, default=None, metavar="L",
                          help="tree: levels below the root, or auto: the depth of 1-5 whose "
                          "dendrogram has the highest evidence (default: 2)")
@@ -90,12 +91,16 @@ def add_parser(sub):
                          metavar="C", help="tree: weight of the max-margin regularisation "
                          "that pushes sibling branches apart; 0 is plain BHMC (default: 0)")
     cluster.add_argument("--gamma0", type=float, default=None,
-                         help="hdp: top-level concentration, its start (default: 1); given "
-                         "without --gamma0-prior, fixed at this value")
+                         help="hdp: top-level concentration, its start (default: auto: for "
+                         "short documents, under 20 tokens on average, the square root of "
+                         "the number of documents, fixed; else 1, under --gamma0-prior); "
+                         "given without --gamma0-prior, fixed at this value")
     cluster.add_argument("--alpha0", type=float, default=None,
-                         help="hdp: group-level concentration, its start (default: 1); given "
-                         "without --alpha0-prior, fixed at this value")
-    for name, default in (("gamma0", "1 0.1"), ("alpha0", "1 1")):
+                         help="hdp: group-level concentration, its start (default: auto: 0.1 "
+                         "for short documents, else 1); given without --alpha0-prior, fixed "
+                         "at this value")
+    for name, default in (("gamma0", "auto: none (fixed) for short documents, else 1 0.1"),
+                          ("alpha0", "1 1")):
         cluster.add_argument(f"--{name}-prior", type=float, nargs=2, default=None,
                              metavar=("SHAPE", "RATE"),
                              help=f"hdp: the Gamma prior on {name}, resampled every sweep "

@@ -34,16 +34,24 @@ def _hdp_model(args, verbose, kernel):
 
 
 def _hdp_summary(model, settings, **sizes):
-    """The summary's common part; the burn-in and word prior the fit used stand in the settings
-    where they were left to their defaults (not null), and a resampled concentration's
-    posterior mean beside its prior."""
-    from ...hdp.model import word_prior_value
+    """The summary's common part; the burn-in, concentrations, priors and word prior the fit
+    used stand in the settings where they were left to their defaults (not null or "auto": the
+    values the documents' length chose), and a resampled concentration's posterior mean beside
+    its prior."""
+    from ...hdp.model import fitted_defaults
 
     settings["burn_in"] = model._burn_in()
+    used = fitted_defaults(model)
     if model.kernel == "categorical":
-        settings["word_prior"] = word_prior_value(model.word_prior)
+        settings["word_prior"] = used["word_prior"]
     else:  # points have no word prior
         settings.pop("word_prior", None)
+    for name, param in (("gamma0", "top_concentration"), ("alpha0", "group_concentration")):
+        if name in settings:
+            settings[name] = used[param]
+        if name + "_prior" in settings:
+            prior = used[param + "_prior"]
+            settings[name + "_prior"] = None if prior is None else list(prior)
     for name, mean in (("gamma0", model.top_concentration_),
                        ("alpha0", model.group_concentration_)):
         if settings.get(f"{name}_prior") is not None:
