@@ -372,7 +372,9 @@ def test_hdp_trace_wraps_its_panels_three_a_row():
     """Five panels (NMI, clusters, log joint, both resampled concentrations) in two rows of at
     most three, not one strip five panels wide."""
     corpus, truth = mb.datasets.make_hdp_data(6, 10, n_words=8, random_state=0)
-    model = mb.HDPMixture(n_iter=6, random_state=0).fit(corpus.counts)
+    # groups of 10 tokens are short (gamma0 fixed by default, no panel): its prior given
+    model = mb.HDPMixture(n_iter=6, random_state=0,
+                          top_concentration_prior=(1.0, 0.1)).fit(corpus.counts)
     fig = plotting.plot_hdp_trace(model, nmi=np.linspace(0, 1, 6)[None, :])
     shown = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in shown] == [
@@ -383,6 +385,11 @@ def test_hdp_trace_wraps_its_panels_three_a_row():
     # four panels (no NMI) fill 2 x 2: no row of three beside two blanks
     fig = plotting.plot_hdp_trace(model)
     assert len(fig.axes) == 4 and all(ax.get_visible() for ax in fig.axes)
+    # with the defaults γ0 is fixed on these short groups: its panel is left out
+    fixed = mb.HDPMixture(n_iter=6, random_state=0).fit(corpus.counts)
+    assert fixed.short_groups_
+    assert [ax.get_title() for ax in plotting.plot_hdp_trace(fixed).axes if ax.get_visible()] == [
+        "clusters in use", "log p(y, seating)", "α0 (resampled)"]
     assert len({round(ax.get_position().x0, 3) for ax in fig.axes}) == 2
 
 

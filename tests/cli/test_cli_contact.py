@@ -369,6 +369,35 @@ def test_defaults_left_to_none_are_recorded_as_used_and_inspect_takes_the_folder
     assert f"word_prior=None ({word_prior_value(None):g})" in printed
 
 
+def test_short_documents_get_the_hdp_short_text_defaults(tmp_path, capsys):
+    """Documents under 20 tokens on average: summary.json records the values the fit used
+    (gamma0 fixed at the square root of the number of documents, alpha0 from 0.1 under its
+    prior, word prior 0.05) and inspect says what "auto" became; a flag given wins."""
+    corpus, _ = mb.datasets.make_dmm_corpus(100, 200, 5, mean_length=6.0, random_state=0)
+    corpus.write(str(tmp_path / "short"))
+    runs = {"auto": [], "given": ["--gamma0-prior", "1", "0.1", "--word-prior", "0.2"]}
+    for name, flags in runs.items():
+        status, _, err = _cli(capsys, "cluster", str(tmp_path / "short" / "counts.mtx"),
+                              "--model", "hdp", "--n-iter", "4", "--out", str(tmp_path / name),
+                              "-q", *flags)
+        assert status == 0, err
+    settings = json.loads((tmp_path / "auto" / "summary.json").read_text())["settings"]
+    assert (settings["gamma0"], settings["gamma0_prior"], settings["alpha0"],
+            settings["alpha0_prior"], settings["word_prior"]) == (10.0, None, 0.1, [1.0, 1.0],
+                                                                  0.05)
+    assert "gamma0_posterior_mean" not in settings and "alpha0_posterior_mean" in settings
+    given = json.loads((tmp_path / "given" / "summary.json").read_text())["settings"]
+    assert (given["gamma0"], given["gamma0_prior"], given["word_prior"]) == (10.0, [1.0, 0.1],
+                                                                              0.2)
+    assert "gamma0_posterior_mean" in given
+    status, printed, err = _cli(capsys, "inspect", str(tmp_path / "auto"))
+    assert status == 0, err
+    for text in ("top_concentration=auto (10)", "top_concentration_prior=auto (fixed)",
+                 "group_concentration=auto (0.1)", "word_prior=None (0.05)",
+                 "(short: under 20 tokens a document on average"):
+        assert text in printed
+
+
 def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, capsys,
                                                                     saved, monkeypatch):
     _, _, corpus, folder = saved
