@@ -58,14 +58,18 @@ SETTINGS = {
     "all teh": dict(OLD, moves="all", **TEH),
     "all teh wp0.05": dict(OLD, moves="all", word_prior=0.05, **TEH),
     "all teh wp0.03": dict(OLD, moves="all", word_prior=0.03, **TEH),
-    "new": {},  # the model's current defaults
+    "new": {},  # the model's current defaults (since the regimes: "short regime" on short groups)
+    # the defaults before the regimes, which longer groups keep (the "new" rows of the
+    # short-text regime's table in docs/benchmarks.md)
+    "long values": dict(top_concentration=1.0, group_concentration=1.0,
+                        top_concentration_prior=(1.0, 0.1), word_prior=0.03),
     "new fixed wp": dict(word_prior_prior=None),  # the defaults with the word prior fixed
     "new wpp": dict(word_prior_prior=(1.0, 1.0)),  # ... with it resampled under Gamma(1, 1)
     "new wpp flat": dict(word_prior_prior=(1e-3, 1e-3)),  # ... nearly log-uniform
     "new wpp 0.05": dict(word_prior_prior=(100.0, 2000.0)),  # ... mean 0.05, sd 0.005
-    # a short-text regime (not the default; docs/benchmarks.md, "HDP: a short-text regime"):
-    # gamma0 fixed at the square root of the number of groups, word prior 0.05, alpha0 under
-    # its Gamma(1, 1) prior from 0.1
+    # the short-text regime (docs/benchmarks.md, "HDP: a short-text regime"; since then the
+    # default for groups under 20 tokens on average): gamma0 fixed at the square root of the
+    # number of groups, word prior 0.05, alpha0 under its Gamma(1, 1) prior from 0.1
     "short regime": dict(moves="all", word_prior=0.05, top_concentration="sqrt groups",
                          top_concentration_prior=None, group_concentration=0.1),
 }
