@@ -244,12 +244,17 @@ topic (`mb.metrics.coherence(...).per_topic`) most of the two models' topics mat
 in which threads share a topic: ours joins the Middle-East and the Armenian threads in one topic
 (NPMI 0.339) where tomotopy keeps two (0.338 and 0.465), and spends topics on mail and for-sale
 vocabulary (0.157-0.188) and on a generic religion-argument topic (0.191). **Short texts** (tweet K = 89, googlenews_t K = 152): the DMM
-has the best NMI and ARI of all (0.875 and 0.892). The HDP's new defaults (issue 25: word prior
-0.03, Gamma priors on both concentrations, moves "all"; `bench/hdp_defaults.py`) open 119 and 80
-clusters for 89 and 152 classes (NMI 0.789 and 0.753; the old defaults 22 and 21, NMI 0.62 and
-0.54): tweet within 1.5x of its classes, googlenews_t not, and NMI short of 0.8 on both; they cost
-about 460 and 550 ms a sweep at load 7 against tomotopy's HDP 6 and 22 ms (500 sweeps), 25-75x,
-far from the 2x goal (section "HDP defaults on short texts" says where the time goes). **The
+has the best NMI and ARI of all (0.875 and 0.892). The HDP's defaults (issue 25; the hdp and tomotopy_hdp rows of tweet,
+googlenews_t and dblp3 re-run on 2026-12-06, Intel Xeon, load 1.3, after the short-group
+defaults: `HDPMixture`'s Notes, section "HDP: a short-text regime"; the machine line above is
+that run's, the other rows are of 2026-12-04 on AMD EPYC) open 88 and 103 clusters for 89 and
+152 classes, NMI 0.835 and 0.817: within 1.5x of the classes and NMI at least 0.8 on both (the
+first defaults of issue 25, word prior 0.03 and Gamma priors on both concentrations: 119 and
+80 clusters, NMI 0.789 and 0.753; the defaults before issue 25: 22 and 21, NMI 0.62 and 0.54).
+On dblp3's titles (3 classes) the short-group defaults open 58 clusters (NMI 0.379; 36 and
+0.383 before). Their sweeps are 8-9x tomotopy's HDP on this machine (section "HDP: a
+short-text regime"; 2026-12-04, at load 7, the first defaults cost 460 and 550 ms a sweep
+against tomotopy's 6 and 22 ms): far from the 2x goal. **The
 topic model on short texts** (the topics and tomotopy rows of tweet, googlenews_t, classic3 and
 dblp3 re-run together on 2026-12-04, load 0.7-1.3, with the lazy iterations; each numba model
 now fits the corpus' first 300 documents untimed before its timed fit, so that no row counts
