@@ -616,10 +616,12 @@ _OLD_DEFAULTS = dict(word_prior=0.1, top_concentration_prior=None,
                      group_concentration_prior=None, moves="crf")
 
 
-def _short_texts():
-    """300 simulated short texts (about 8 words of 500) in 20 clusters, one a document."""
-    corpus, _ = mb.datasets.make_dmm_corpus(300, 500, 20, mean_length=8.0,
-                                            word_concentration=0.05, random_state=0)
+def _short_texts(n_documents=300, n_words=500, n_clusters=20, word_concentration=0.05):
+    """Simulated short texts (about 8 words each), one cluster a document: by default 300 of
+    500 words in 20 clusters."""
+    corpus, _ = mb.datasets.make_dmm_corpus(n_documents, n_words, n_clusters, mean_length=8.0,
+                                            word_concentration=word_concentration,
+                                            random_state=0)
     return corpus
 
 
@@ -762,13 +764,6 @@ def test_a_model_saved_before_the_regimes_loads(tmp_path):
     assert again.short_groups_ and again.top_concentration_prior_ == (1.0, 0.1)
 
 
-def _many_short_texts():
-    """600 simulated short texts (about 8 words of 2,000) in 60 clusters, one a document."""
-    corpus, _ = mb.datasets.make_dmm_corpus(600, 2000, 60, mean_length=8.0,
-                                            word_concentration=0.02, random_state=0)
-    return corpus
-
-
 @pytest.mark.parametrize("settings", [{}, pytest.param(_LONG_VALUES, marks=pytest.mark.xfail(
     strict=True, reason="the long-group values reach NMI 0.88"))], ids=["short regime", "long"])
 def test_short_regime_recovers_many_short_clusters(settings):
@@ -777,7 +772,7 @@ def test_short_regime_recovers_many_short_clusters(settings):
     texts in 60 clusters, 60 sweeps: 57 clusters and NMI 0.918 (seeds 0-3: 51-57, 0.899-0.918)
     against 60 and 0.883 (46-60, 0.876-0.892) - the long-group values' case is kept, expected
     to fail."""
-    corpus = _many_short_texts()
+    corpus = _short_texts(600, 2000, 60, word_concentration=0.02)  # 8 words of 2,000
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.ConvergenceWarning)
         model = mb.HDPMixture(n_iter=60, random_state=1, **settings).fit(corpus.counts)
