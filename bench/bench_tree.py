@@ -388,22 +388,18 @@ def plus_minus(mean, sd):
 def verdict(rows):
     """Where the default fit is best or within 0.01 of the best peer, and where not."""
     names = list(dict.fromkeys(r["data"] for r in rows))
-    won, lost = [], []
+    won, lost, per_seed = [], [], 0  # per_seed: the same count for each chain seed
     for name in names:
         mine = [r for r in rows if r["data"] == name]
         ours = next(r for r in mine if r["method"] == "mixbayes")
         best = max((r for r in mine if r["method"] != "mixbayes"), key=lambda r: r["dp"])
+        per_seed = per_seed + (np.asarray(ours["dp_seeds"]) >= best["dp"] - 0.01)
         if ours["dp"] >= best["dp"] - 0.01:
             won.append(name)
         else:
             lost.append(f"{name} ({ours['dp']:.3f} against {best['method']}'s "
                         f"{best['dp']:.3f})")
-    per_seed = np.zeros(len(ours["dp_seeds"]), int)  # the same count for each chain seed
-    for name in names:
-        mine = [r for r in rows if r["data"] == name]
-        best = max(r["dp"] for r in mine if r["method"] != "mixbayes")
-        ours = next(r for r in mine if r["method"] == "mixbayes")
-        per_seed += np.asarray(ours["dp_seeds"]) >= best - 0.01
+    per_seed = np.asarray(per_seed, int)
     return (f"Goal (issue 22): the default fit's dendrogram purity best or within 0.01 of the "
             f"best peer on at least 9 of every 12 sets. Here on {len(won)} of {len(names)}"
             + (f"; not on {', '.join(lost)}." if lost else ".")

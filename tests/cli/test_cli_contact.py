@@ -500,29 +500,34 @@ def test_a_number_with_thousands_separators_is_named_as_such(tmp_path, capsys, t
     assert "--label-column" not in err
 
 
+def _cluster_table(tmp_path, capsys, header, rows, *options):
+    """``mixbayes cluster`` (gmm, quiet) of a CSV of ``header`` and ``rows`` with ``options``:
+    its standard output and error, the run asserted to succeed."""
+    (tmp_path / "t.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    out_dir = tmp_path / f"o{len(list(tmp_path.glob('o*')))}"
+    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
+                            *options, "--out", str(out_dir))
+    assert status == 0, err
+    return out, err
+
+
 def test_a_class_column_of_numbers_clustered_as_a_feature_gets_a_note(tmp_path, capsys):
     """A UCI-style table whose class column holds 1, 2, 3 is all numbers, so it is clustered
     as a feature; the run says so and names --label-column (and stays quiet once given)."""
     X, truth = mb.datasets.make_gaussian_mixture(30, 2, 3, random_state=0)
     rows = [f"{a:.4f},{b:.4f},{c + 1}" for (a, b), c in zip(X, truth.labels)]
-    (tmp_path / "t.csv").write_text("x,y,Class\n" + "\n".join(rows) + "\n")
-    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
-                            "-k", "3", "--out", str(tmp_path / "a"))
-    assert status == 0, err
+    out, _ = _cluster_table(tmp_path, capsys, "x,y,Class", rows, "-k", "3")
     assert "note: column 3 ('Class') is named as known labels" in out
     assert "--label-column Class" in out
-    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
-                            "-k", "3", "--label-column", "Class", "--out", str(tmp_path / "b"))
-    assert status == 0 and "named as known labels" not in out + err, err
+    out, err = _cluster_table(tmp_path, capsys, "x,y,Class", rows, "-k", "3",
+                              "--label-column", "Class")
+    assert "named as known labels" not in out + err
 
 
 def test_an_id_column_that_is_not_first_gets_a_note(tmp_path, capsys):
     """Only a first id column is left out; one further right is clustered, and said to be."""
     rows = [f"{i},{0.1 * i:.2f},{i % 3},{1000 + i}" for i in range(12)]
-    (tmp_path / "t.csv").write_text(",a,b,point_id\n" + "\n".join(rows) + "\n")
-    status, out, err = _cli(capsys, "cluster", str(tmp_path / "t.csv"), "--model", "gmm", "-q",
-                            "-k", "2", "--out", str(tmp_path / "o"))
-    assert status == 0, err
+    out, _ = _cluster_table(tmp_path, capsys, ",a,b,point_id", rows, "-k", "2")
     assert "note: column 4 ('point_id') is named as an identifier" in out
     assert "--drop-column point_id" in out
 

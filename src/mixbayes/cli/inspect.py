@@ -145,9 +145,9 @@ def _resolved_defaults(model, params):
     resolved = {}
     if params.get("burn_in", 0) is None and hasattr(model, "_burn_in"):
         resolved["burn_in"] = model._burn_in()
-    if type(model).__name__ == "HDPMixture":
-        from ..hdp.model import AUTO, fitted_defaults
+    from ..hdp.model import AUTO, HDPMixture, fitted_defaults
 
+    if isinstance(model, HDPMixture):
         values = fitted_defaults(model)
         for name in ("top_concentration", "group_concentration", "top_concentration_prior"):
             if isinstance(params[name], str) and params[name] == AUTO:
