@@ -33,6 +33,29 @@ def _assert_lists(data, dish_of, nz_ptr, nz_len, nz_dish, nz_count):
         assert listed == dict(zip(dishes.tolist(), counts.astype(float).tolist()))
 
 
+def test_word_dish_lists_are_the_lists_built_token_by_token():
+    """The counting build lists each word's dishes in the order a token-by-token build with
+    ``_sparse_add`` does (same entries, same order, so the moves' draws are unchanged), with
+    repeats, unused words and unused labels."""
+    rng = np.random.default_rng(0)
+    W, L, N = 30, 12, 400
+    row_of = (rng.zipf(1.5, N) % (W - 5)).astype(np.int64)  # the last 5 words unused
+    dish_of = rng.integers(0, L - 2, N)  # the last two labels unused
+    built = _kernels._word_dish_lists(row_of, dish_of, W, L)
+    nz_ptr = built[1]
+    nz_len, nz_dish, nz_count = np.zeros(W, np.int64), np.zeros(N, np.int64), np.zeros(N)
+    for r, k in zip(row_of, dish_of):
+        _kernels._sparse_add.py_func(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
+    np.testing.assert_array_equal(built[0], np.bincount(dish_of, minlength=L))
+    np.testing.assert_array_equal(built[2], nz_len)
+    assert (built[2] == 0).any() and built[2].max() > 3  # unused words and long lists
+    for w in range(W):
+        here = slice(nz_ptr[w], nz_ptr[w] + nz_len[w])
+        np.testing.assert_array_equal(built[3][here], nz_dish[here])
+        np.testing.assert_array_equal(built[4][here], nz_count[here])
+    _assert_lists(type("D", (), {"n_words": W, "rows": row_of}), dish_of, *built[1:])
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_franchise_pass_sums_match_recomputation(seed):
     data, state = _start(seed)

@@ -719,20 +719,43 @@ def _word_dish_lists(row_of, dish_of, n_words, n_labels):
     (``n_labels`` of them) and every word's list of the dishes that use it with their counts
     (``nz_dish``, ``nz_count`` at ``nz_ptr[w]:nz_ptr[w] + nz_len[w]``; room for as many dishes
     as the word has tokens, the most it can be in). No word x dish table: a short text's dish
-    uses few words."""
+    uses few words.
+
+    Built in O(N + W + labels): the tokens bucketed by word (a counting pass, token order kept
+    within a word), then each word's dishes listed in the order they first appear, repeats found
+    through a per-label mark. The lists are those :func:`_sparse_add` token by token would
+    build (same entries, same order) at a tenth of its cost, whose linear search per token
+    walked the long lists of frequent words (1.2 of the 5.6 ms of a collapsed dish step on
+    tweet)."""
     N = row_of.shape[0]
     totals = np.zeros(n_labels)
     nz_ptr = np.zeros(n_words + 1, dtype=np.int64)
     for i in range(N):
         nz_ptr[row_of[i] + 1] += 1
+        totals[dish_of[i]] += 1.0
     for w in range(n_words):
         nz_ptr[w + 1] += nz_ptr[w]
+    cursor = nz_ptr[:-1].copy()
+    by_word = np.empty(max(N, 1), dtype=np.int64)  # every token's dish, grouped by word
+    for i in range(N):
+        by_word[cursor[row_of[i]]] = dish_of[i]
+        cursor[row_of[i]] += 1
     nz_len = np.zeros(n_words, dtype=np.int64)
     nz_dish = np.empty(max(N, 1), dtype=np.int64)
     nz_count = np.zeros(max(N, 1))
-    for i in range(N):
-        _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[i], dish_of[i], 1.0)
-        totals[dish_of[i]] += 1.0
+    where = np.full(n_labels, -1, dtype=np.int64)  # a label's place in the current list
+    for w in range(n_words):
+        first, n = nz_ptr[w], 0
+        for p in range(nz_ptr[w], nz_ptr[w + 1]):
+            k = by_word[p]
+            if where[k] < 0:
+                where[k] = first + n
+                nz_dish[first + n] = k
+                n += 1
+            nz_count[where[k]] += 1.0
+        for p in range(first, first + n):
+            where[nz_dish[p]] = -1
+        nz_len[w] = n
     return totals, nz_ptr, nz_len, nz_dish, nz_count
 
 
