@@ -113,10 +113,12 @@ def run_ours(X, y, level, settings, sweeps, seed=0):
                 aw=getattr(model, "word_prior_", float("nan")), seconds=stamps[-1] - start)
 
 
-def run_tomotopy(X, y, level, sweeps, workers=1):
+def run_tomotopy(X, y, level, sweeps, workers=1, alpha=1.0, eta=0.1, gamma=1.0):
+    """tomotopy's HDPModel, its defaults unless given (``--speed`` also runs it at our fit's
+    values)."""
     import tomotopy as tp
 
-    model = tp.HDPModel(min_cf=0, initial_k=2, alpha=1.0, eta=0.1, gamma=1.0, seed=0)
+    model = tp.HDPModel(min_cf=0, initial_k=2, alpha=alpha, eta=eta, gamma=gamma, seed=0)
     for row in X:
         model.add_doc(np.repeat([f"w{j}" for j in row.indices], row.data.astype(int)).tolist())
     model.train(0, workers=workers)
@@ -132,7 +134,7 @@ def run_tomotopy(X, y, level, sweeps, workers=1):
         predicted = np.concatenate([np.asarray(doc.topics) for doc in model.docs])
     return dict(clusters=len(live), nmi=mb.metrics.nmi(y, predicted),
                 ari=mb.metrics.ari(y, predicted), s_sweep=seconds, path="", flag="",
-                g0=1.0, a0=1.0, aw=0.1, seconds=seconds * sweeps)
+                g0=gamma, a0=alpha, aw=eta, seconds=seconds * sweeps)
 
 
 def main():
@@ -183,38 +185,51 @@ def main():
 NOTES = ""
 
 
-def _timed_ours(X, sweeps, seed=0):
+def _timed_ours(X, y, sweeps, seed=0):
     stamps = []
     record = lambda chain, sweep, info: stamps.append(time.perf_counter())  # noqa: E731
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mb.ConvergenceWarning)
         model = mb.HDPMixture(n_iter=sweeps, random_state=seed).fit(X, callback=record)
     steps = np.diff(stamps)
-    return float(np.median(steps)), float(steps.mean()), model.n_components_
+    return dict(median=float(np.median(steps)), mean=float(steps.mean()),
+                clusters=model.n_components_, nmi=mb.metrics.nmi(y, model.group_labels_),
+                model=model)
 
 
 def speed(args):
-    """Seconds per sweep of the default fit beside tomotopy's HDP (module docstring)."""
+    """Seconds per sweep of the default fit beside tomotopy's HDP (module docstring): its
+    defaults, and the values our fit used (gamma = our gamma0, alpha = our alpha0's posterior
+    mean, eta = our word prior), the same model, whose sweeps weigh as many topics."""
     corpora = args.corpora if args.corpora != ",".join(CORPORA) else "tweet,googlenews_t"
     rows = []
+
+    def add(name, model, r, before):
+        row = [name, args.label, model, f"{1000 * r['median']:.1f}", f"{1000 * r['mean']:.1f}",
+               r["clusters"], f"{r['nmi']:.3f}", f"{before:.1f}/{os.getloadavg()[0]:.1f}"]
+        rows.append(row)
+        print(" | ".join(str(c) for c in row), flush=True)
+        return r
+
     for name in corpora.split(","):
         if name in ("tweet", "googlenews_t") and not available(name):
             continue
         X, y, level = corpus(name)
-        runs = [("HDPMixture defaults", lambda: _timed_ours(X, args.sweeps))]
-        if not args.no_tomotopy:
-            def theirs():
-                r = run_tomotopy(X, y, level, args.sweeps)
-                return r["s_sweep"], r["s_sweep"], r["clusters"]
-            runs.append(("tomotopy HDP", theirs))
-        for model, fit in runs:
+        ours = add(name, "HDPMixture defaults", _timed_ours(X, y, args.sweeps), os.getloadavg()[0])
+        if args.no_tomotopy:
+            continue
+        fitted = ours["model"]
+        for label, values in (
+                ("tomotopy HDP, its defaults", {}),
+                ("tomotopy HDP, our fit's values",
+                 dict(gamma=fitted.top_concentration_, alpha=fitted.group_concentration_,
+                      eta=fitted.word_prior_))):
             before = os.getloadavg()[0]
-            median, mean, clusters = fit()
-            row = [name, args.label, model, f"{1000 * median:.1f}", f"{1000 * mean:.1f}",
-                   clusters, f"{before:.1f}/{os.getloadavg()[0]:.1f}"]
-            rows.append(row)
-            print(" | ".join(str(c) for c in row), flush=True)
-    header = ["corpus", "code", "model", "ms/sweep median", "ms/sweep mean", "clusters",
+            r = run_tomotopy(X, y, level, args.sweeps, **values)
+            r.update(median=r["s_sweep"], mean=r["s_sweep"])
+            add(name, label + (" (γ0 {g0:.1f}, α0 {a0:.2f}, α_w {aw:.2f})".format(**r)
+                               if values else ""), r, before)
+    header = ["corpus", "code", "model", "ms/sweep median", "ms/sweep mean", "clusters", "NMI",
               "load before/after"]
     table = markdown_table(header, rows)
     print(table)

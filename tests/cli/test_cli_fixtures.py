@@ -45,7 +45,8 @@ data (issue 25's short-text regime, for documents under 20 tokens on average): o
 ``group_concentration`` and ``top_concentration_prior`` stored as ``"auto"``, and the fitted
 ``short_groups_`` (false: 25.6 tokens a document, and points) and ``top_concentration_prior_``
 added; every other file, line and array is as before, the long-group values being the old
-defaults.
+defaults. Both again when ``moves`` came to default to ``"auto"`` (the short groups' own move
+set): the stored parameter ``moves`` only (``"auto"`` for ``"all"``); both runs' groups are long.
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

@@ -107,21 +107,26 @@ def _log_predictive(table_words, dish_words, n_words, a):
             - gammaln(c_w.sum() + n_words * a + n_w.sum()) + gammaln(c_w.sum() + n_words * a))
 
 
-def test_collapsed_dish_step_draws_a_long_table_from_its_exact_conditional():
-    """A table of 17 tokens (more than _PRODUCT_TOKENS: the logarithmic path) is the first
-    moved, so its new dish is drawn from the exact conditional given the other group's table
-    (20 tokens of word 0, dish 0): dish k with weight beta_k times the Dirichlet-multinomial
-    predictive written with lgamma, the empty instantiated dish 1 and the tail with the empty
-    predictive. Frequencies over 10,000 seeds against those probabilities (chi-square)."""
+@pytest.mark.parametrize("table", [[0] * 12 + [1] * 5, [0, 0, 1, 0, 2]], ids=["long", "short"])
+@pytest.mark.parametrize("shared", [False, True], ids=["alone", "shared"])
+def test_collapsed_dish_step_draws_a_table_from_its_exact_conditional(table, shared):
+    """A table is the first moved, so its new dish is drawn from the exact conditional given
+    the other group's table (20 tokens of word 0, dish 0): dish k with weight beta_k times the
+    Dirichlet-multinomial predictive written with lgamma, the empty instantiated dish 1 and the
+    tail with the empty predictive. The table has 17 tokens (more than _PRODUCT_TOKENS: the
+    logarithmic path) or 5 (the bucketed products), and starts alone at dish 1 or shares dish 0
+    with the other table (whose counts then hold its own tokens until it moves: they must be
+    taken off). Frequencies over 10,000 seeds against those probabilities (chi-square)."""
     from scipy import stats
 
     W, a = 3, 0.5
-    table = np.array([0] * 12 + [1] * 5)  # 17 tokens: 12 of word 0, 5 of word 1
+    table = np.array(table)
+    n = table.size
     other = np.zeros(20, dtype=np.int64)  # group 1's table: 20 tokens of word 0, dish 0
     row_of = np.concatenate([table, other]).astype(np.int64)
-    group_ptr = np.array([0, 17, 37], dtype=np.int64)
-    table_of = np.zeros(37, dtype=np.int64)
-    start = np.array([[1], [0]], dtype=np.int64)  # the long table leaves dish 1 empty
+    group_ptr = np.array([0, n, n + 20], dtype=np.int64)
+    table_of = np.zeros(n + 20, dtype=np.int64)
+    start = np.array([[0 if shared else 1], [0]], dtype=np.int64)
     beta0, beta1, tail = 0.3, 0.5, 0.2
     log_weights = np.array([
         np.log(beta0) + _log_predictive(table, other, W, a),
@@ -131,13 +136,14 @@ def test_collapsed_dish_step_draws_a_long_table_from_its_exact_conditional():
     expected = np.exp(log_weights - log_weights.max())
     expected /= expected.sum()
     assert expected.min() > 0.05  # every outcome is seen often: the test has power
-    n = 10_000  # 15 us a call
+    draws = 10_000  # 15 us a call
     outcomes = np.zeros(3)
-    for seed in range(n):
+    for seed in range(draws):
         table_dish = start.copy()
         beta = np.zeros(4)
         beta[:2] = beta0, beta1
         _kernels.collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, W, a, beta,
                                             2, tail, 1.0, seed)
         outcomes[min(table_dish[0, 0], 2)] += 1
-    assert stats.chisquare(outcomes, n * expected).pvalue > 1e-3, (outcomes / n, expected)
+    assert stats.chisquare(outcomes, draws * expected).pvalue > 1e-3, (outcomes / draws,
+                                                                        expected)

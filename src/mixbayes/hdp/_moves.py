@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .._kernel_tools import twice
 from ._kernels import (_add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats,
-                       _sparse_add, _sparse_count, _word_dish_lists)
+                       _sparse_add, _word_dish_lists)
 
 
 @njit(cache=True)
@@ -360,7 +360,10 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     S kept up to date as customers move (and summed afresh at every group, so that rounding
     cannot build up), the word bucket over the word's list of dishes. A new table's dish is
     drawn from the same split: the word bucket's dishes, then every dish's smoothing share,
-    then a new dish. ``table_dish`` holds dish labels ``0..L-1`` (compacted). Returns the new
+    then a new dish. The word lists keep a customer at its old dish while it chooses (its
+    token taken off that dish's count where the word bucket reads it; the bucket walk also
+    notes the word's count at each dish, which the tables read) and change only when the
+    customer's dish does. ``table_dish`` holds dish labels ``0..L-1`` (compacted). Returns the new
     ``table_dish`` and the bookkeeping at the end (tables and tokens per dish label, the last
     group's S, the word lists), for tests.
     """
@@ -400,6 +403,10 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
     new_slot = np.full(width + largest, -1, dtype=np.int64)
     new_weight = gamma0 / W
     smooth = 0.0
+    # a word's count at each dish of its list, read by the customer's tables (stamped by
+    # customer: no reset); the lists keep a customer at its old dish until it moves
+    seen_at = np.zeros(cap)
+    seen_by = np.full(cap, -1, dtype=np.int64)
     for j in range(J):
         start, end = group_ptr[j], group_ptr[j + 1]
         room = width + end - start
@@ -417,7 +424,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
             t = table_of[i]
             k = dish[t]
             smooth -= m[k] * inverse[k]
-            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, -1.0)
+            old = k
             totals[k] -= 1.0
             inverse[k] = 1.0 / (totals[k] + Wa)
             count[t] -= 1.0
@@ -432,12 +439,15 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
             first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
             for p in range(first, stop):
                 d = nz_dish[p]
-                bucket += m[d] * nz_count[p] * inverse[d]
+                seen = nz_count[p] - 1.0 if d == old else nz_count[p]
+                seen_at[d] = seen
+                seen_by[d] = i
+                bucket += m[d] * seen * inverse[d]
             mixture = bucket + a * smooth + new_weight
             for s in range(n_slots):
                 d = dish[s]
                 if d >= 0:
-                    seen = _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, d)
+                    seen = seen_at[d] if seen_by[d] == i else 0.0
                     weights[s] = count[s] * (seen + a) * inverse[d]
                 else:
                     weights[s] = 0.0
@@ -458,7 +468,7 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                 k = -1
                 for p in range(first, stop):
                     d = nz_dish[p]
-                    running += m[d] * nz_count[p] * inverse[d]
+                    running += m[d] * seen_at[d] * inverse[d]
                     if target < running:
                         k = d
                         break
@@ -482,6 +492,8 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                         m = _grow_vector(m, grown, 0.0)
                         totals = _grow_vector(totals, grown, 0.0)
                         inverse = _grow_vector(inverse, grown, 1.0 / Wa)
+                        seen_at = _grow_vector(seen_at, grown, 0.0)
+                        seen_by = _grow_vector(seen_by, grown, -1)
                         cap = grown
                 smooth -= m[k] * inverse[k]
                 dish[t] = k
@@ -489,7 +501,9 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                 total_tables += 1.0
             table_of[i] = t
             count[t] += 1.0
-            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
+            if k != old:
+                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, old, -1.0)
+                _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
             totals[k] += 1.0
             inverse[k] = 1.0 / (totals[k] + Wa)
             smooth += m[k] * inverse[k]

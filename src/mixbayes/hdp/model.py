@@ -54,7 +54,7 @@ SHORT_WORD_PRIOR = 0.05
 SHORT_GROUP_START = 0.1  # alpha0's start there (under its prior): about one table a group
 AUTO = "auto"
 _MAX_TOKENS = 2**31 - 1  # stored labels are int32; each token costs about 50 bytes of state
-_MOVES = ("crf", "labels", "all", "none")
+_MOVES = ("crf", "labels", "all", "collapsed", "none")
 
 
 class HDPMixture(ClusterMixin, BaseEstimator):
@@ -99,8 +99,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         Start: one sequential pass of the Chinese restaurant franchise with the atoms integrated
         out (a valid state that already reflects the data), or Amini et al.'s all-at-one-table
         start, from which an exact slice sampler barely moves (kept for comparison).
-    moves : {"crf", "labels", "all", "none"}, default="all"
-        Exact additions to the updates of Amini et al. (2019). ``"labels"``: the dish labels and every
+    moves : {"auto", "crf", "labels", "all", "collapsed", "none"}, default="auto"
+        Exact additions to the updates of Amini et al. (2019). ``"auto"``: ``"collapsed"`` for
+        short groups, ``"all"`` otherwise (the class's Notes). ``"labels"``: the dish labels and every
         group's table labels redrawn each sweep from their exact conditional given the
         partitions (a size-biased order: big clusters on early sticks), and a customer step in
         which an empty table's dish is integrated out, so a customer opening a table picks the
@@ -111,6 +112,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         table's dish with the atoms integrated out given :math:`\beta` and no dish slice,
         in place of the slice sampler's dish step (the same dishes, redrawn from a
         conditional with fewer variables fixed; since issue 25, for the sweep's cost).
+        ``"collapsed"``: the two collapsed moves (the franchise's pass and the table-level dish
+        redraw) and the label redraw, with the slice sampler's own customer step (an empty
+        table's dish drawn from :math:`\beta`, not integrated out).
         ``"none"``: their updates alone. Measured effect (docs/benchmarks.md): on Amini
         et al.'s simulation (J = W = 20, n = 100, 3 seeds) NMI at sweeps 20 / 60 is
         0.66 / 0.70 with ``"crf"`` and 0.57 / 0.65 with ``"labels"``; on dblp3 (5 seeds) 0.40
@@ -295,7 +299,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     def __init__(self, kernel="categorical", *, top_concentration=AUTO,
                  group_concentration=AUTO, top_concentration_prior=AUTO,
                  group_concentration_prior=DEFAULT_GROUP_PRIOR,
-                 n_iter=100, burn_in=None, n_chains=1, init="crf", moves="all", word_prior=None,
+                 n_iter=100, burn_in=None, n_chains=1, init="crf", moves=AUTO, word_prior=None,
                  word_prior_prior=None, prior_mean=None, prior_precision=None, observation_precision=None,
                  initial_table_cap=20, point_estimate=None, random_state=0, n_jobs=None,
                  verbose=0):
@@ -359,8 +363,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         validate_params(self, self._parameter_rules)
         if self.kernel not in ("categorical", "gaussian"):
             raise ValueError(f"kernel must be 'categorical' or 'gaussian'; got {self.kernel!r}.")
-        if self.moves not in _MOVES:
-            raise ValueError(f"moves must be one of {', '.join(map(repr, _MOVES))}; "
+        if self.moves not in _MOVES + (AUTO,):
+            raise ValueError(f"moves must be one of {', '.join(map(repr, _MOVES + (AUTO,)))}; "
                              f"got {self.moves!r}.")
         if self.init not in ("crf", "ones"):
             raise ValueError(f"init must be 'crf' or 'ones'; got {self.init!r}.")
@@ -475,6 +479,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         start = resolve_defaults(self.get_params(deep=False), short, data.n_groups)
         if isinstance(top_prior, str):  # "auto", resolved
             top_prior = start["top_concentration_prior"]
+        move_flags = _move_flags(start["moves"])
         rng = check_random_state(self.random_state)
         burn_in = self._burn_in()
         inverse = np.empty_like(order)
@@ -493,11 +498,7 @@ class HDPMixture(ClusterMixin, BaseEstimator):
                                            self.initial_table_cap)
             with progress(self.n_iter, self.verbose, f"HDP chain {chain + 1}") as bar:
                 for sweep in range(self.n_iter):
-                    counts = _sampler.sweep(data, state, gamma0, alpha0, rng,
-                                            collapsed=self.moves == "all",
-                                            relabel=self.moves != "none",
-                                            informed=self.moves != "none",
-                                            crf=self.moves in ("crf", "all"))
+                    counts = _sampler.sweep(data, state, gamma0, alpha0, rng, **move_flags)
                     dishes = state.dish_of(data)
                     n_dishes, n_tables = _kernels.seating_size(counts, state.table_dish)
                     gamma0, alpha0 = resample_concentrations(
@@ -671,8 +672,8 @@ def resolve_defaults(params, short, n_groups):
     """The starts and priors a fit uses, from an :class:`HDPMixture`'s ``params``: every
     ``"auto"`` (and the word prior's None) by the regime (the class's Notes), every value
     given as it is. Returns a dict of ``top_concentration``, ``group_concentration`` (floats),
-    ``top_concentration_prior``, ``group_concentration_prior`` ((shape, rate) or None) and
-    ``word_prior`` (float; for the Gaussian kernel, unused)."""
+    ``top_concentration_prior``, ``group_concentration_prior`` ((shape, rate) or None),
+    ``word_prior`` (float; for the Gaussian kernel, unused) and ``moves``."""
     def given(name):
         value = params[name]
         return None if isinstance(value, str) and value == AUTO else value
@@ -694,7 +695,14 @@ def resolve_defaults(params, short, n_groups):
         top_concentration_prior=top_prior,
         group_concentration_prior=None if group_prior is None
         else check_gamma_prior(group_prior, "group_concentration_prior"),
-        word_prior=word_prior_value(params.get("word_prior"), short))
+        word_prior=word_prior_value(params.get("word_prior"), short),
+        moves=("collapsed" if short else "all") if given("moves") is None else params["moves"])
+
+
+def _move_flags(moves):
+    """The :func:`~mixbayes.hdp._sampler.sweep` flags of a ``moves`` setting (resolved)."""
+    return dict(collapsed=moves in ("all", "collapsed"), relabel=moves != "none",
+                informed=moves in ("labels", "crf", "all"), crf=moves in ("crf", "all", "collapsed"))
 
 
 def fitted_defaults(model):
