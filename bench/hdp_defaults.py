@@ -250,9 +250,10 @@ HDP keeps 15-18 topics on these corpora (NMI 0.27-0.41), and a collapsed HDP swe
 proportion to the topics it weighs for every token. Run at the values our fit used (gamma = our
 γ0, alpha = our α0's posterior mean, eta = our word prior: the same model and priors) it keeps
 60-74 topics (NMI 0.77-0.82): that is the like-for-like comparison of the two samplers, and
-against it our default sweep is **1.7x on tweet (9.9 against 5.8 ms) and 1.2x on googlenews_t
-(39.7 against 33.8 ms)**, within issue 25's 2x. Against tomotopy at its own defaults it is 4.1x
-and 4.4x: not within 2x, with 5-7 times the clusters and twice the NMI.
+against it our default sweep is **1.6x on tweet (9.7 against 5.9 ms) and 1.2x on googlenews_t
+(37.3 against 32.2 ms)**, within issue 25's 2x (an earlier run at load 0.8-1.0: 9.9 against 5.8
+and 39.7 against 33.8 ms). Against tomotopy at its own defaults it is 3.9x and 4.1x: not within
+2x, with 5-7 times the clusters and twice the NMI.
 
 What changed (issue 25, third round, 2026-12-06; tweet, ms a sweep of the default fit, cProfile
 of 100 sweeps; before 20.5 ms median, googlenews_t 74):
