@@ -234,7 +234,8 @@ the fastest. Before these two changes, the same day: 30.0 s against tomotopy's 3
 score kept, no lazy iterations) and 32.5 s against 28.1 s (1.16x; neither). In paired runs
 (`TopicModel(20)` with and without lazy iterations, tomotopy between, two rounds) 25.3 / 26.5 s
 against 34.7 / 29.7 s, tomotopy 33.2 / 32.4 s. tomotopy's topics are more coherent (NPMI 0.320
-against 0.285). The topic prior is not the cause: with the peers' Dir(1/K) topic prior
+against 0.285; over seeds 0-5 ours 0.245-0.303, tomotopy's 0-2 0.292-0.320, and why: section
+"Topic coherence on 20 Newsgroups by seed"). The topic prior is not the cause: with the peers' Dir(1/K) topic prior
 (topic_prior=0.05) the fit scored -8.064 held out and NPMI 0.281 (one run, not in the table).
 Coherence is measured alike for every model (top 10 words by probability, the training
 documents as reference). The goal's time and held-out parts are met on this run; NPMI is

@@ -101,8 +101,8 @@ class HDPMixture(ClusterMixin, BaseEstimator):
         start, from which an exact slice sampler barely moves (kept for comparison).
     moves : {"auto", "crf", "labels", "all", "collapsed", "none"}, default="auto"
         Exact additions to the updates of Amini et al. (2019). ``"auto"``: ``"collapsed"`` for
-        short groups, ``"all"`` otherwise (the class's Notes). ``"labels"``: the dish labels and every
-        group's table labels redrawn each sweep from their exact conditional given the
+        short groups, ``"all"`` otherwise (the class's Notes). ``"labels"``: the dish labels and
+        every group's table labels redrawn each sweep from their exact conditional given the
         partitions (a size-biased order: big clusters on early sticks), and a customer step in
         which an empty table's dish is integrated out, so a customer opening a table picks the
         dish that fits among those its slice allows instead of one drawn blindly from
@@ -280,11 +280,11 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     collapsed moves and the label redraw, with the slice sampler's own customer step. The
     informed step of ``"all"`` reads, for the last customer of every table, its word under
     every dish above the table's slice (about 70,000 lazy atom entries a sweep on tweet, a
-    third of the sweep), and with the table-level dish move on, short texts do not need it: 100 sweeps,
-    seeds 0 and 1, tweet 91 and 93 clusters, NMI 0.85 and 0.83 (``"all"``: 97 and 90, 0.85
-    and 0.82), googlenews_t 109 and 105, 0.81 and 0.83 (112 and 118, 0.81 and 0.83), the
-    simulated short texts 0.90 and 0.91 (0.92 and 0.90), at 10 ms a sweep on tweet against 14
-    (docs/benchmarks.md, "HDP sweep cost on short texts").
+    third of the sweep), and with the table-level dish move on, short texts do not need it:
+    100 sweeps, seeds 0 and 1, tweet 91 and 93 clusters, NMI 0.85 and 0.83 (``"all"``: 97 and
+    90, 0.85 and 0.82), googlenews_t 109 and 105, 0.81 and 0.83 (112 and 118, 0.81 and 0.83),
+    the simulated short texts 0.90 and 0.91 (0.92 and 0.90), at 10 ms a sweep on tweet against
+    14 (docs/benchmarks.md, "HDP sweep cost on short texts").
     """
 
     _parameter_rules = {
@@ -712,7 +712,8 @@ def resolve_defaults(params, short, n_groups):
 def _move_flags(moves):
     """The :func:`~mixbayes.hdp._sampler.sweep` flags of a ``moves`` setting (resolved)."""
     return dict(collapsed=moves in ("all", "collapsed"), relabel=moves != "none",
-                informed=moves in ("labels", "crf", "all"), crf=moves in ("crf", "all", "collapsed"))
+                informed=moves in ("labels", "crf", "all"),
+                crf=moves in ("crf", "all", "collapsed"))
 
 
 def fitted_defaults(model):
