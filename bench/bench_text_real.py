@@ -257,7 +257,7 @@ clusters, NMI 0.789 and 0.753; the defaults before issue 25: 22 and 21, NMI 0.62
 dblp3's titles (3 classes) the short-group defaults open 67 clusters (NMI 0.388; 58 and 0.379
 with "all", 36 and 0.383 before the regime). Whole fits (500 sweeps for tomotopy, 100 for ours,
 with the start) took 1.3 and 5.4 s against tomotopy's 1.1 and 3.7 s; per sweep ours is 1.6x
-and 1.2x tomotopy's HDP run at our fit's concentrations and word prior, 3.9x and 4.1x tomotopy
+and 1.2x tomotopy's HDP run at our fit's concentrations and word prior, 3.9x and 4.0x tomotopy
 at its own defaults, where it keeps 15-22 topics (section "HDP sweep cost on short texts"). **The
 topic model on short texts** (the topics and tomotopy rows of tweet, googlenews_t, classic3 and
 dblp3 re-run together on 2026-12-04, load 0.7-1.3, with the lazy iterations; each numba model
