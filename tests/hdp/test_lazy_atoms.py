@@ -54,6 +54,37 @@ def test_revealed_atoms_follow_the_dirichlet_posterior():
     assert (atoms.hidden == 0).all()
 
 
+def test_atoms_without_the_likelihood_table_reveal_the_same_entries():
+    """``likelihood=False`` (the plain customer step's atoms) keeps no table of exponentials:
+    the same draws reveal the same log probabilities, through growth, extension, a reset for the
+    next sweep and a second reveal; asking for the table is an error, and a step that needs it
+    gets a fresh buffer with one."""
+    K, W, alpha = 50, 6, 0.3
+    data, dish_of = _dishes_with_counts(K, [0, 0, 2], W, alpha)
+    runs = []
+    for likelihood in (True, False):
+        rng = np.random.default_rng(3)
+        atoms = _lazy_atoms.Atoms(data, dish_of, K, rng, likelihood=likelihood)
+        atoms.reveal_pairs(np.full(K, 1), np.arange(K), rng)
+        atoms.extend(atoms.buffer.capacity + 10, rng)  # grows the buffer
+        atoms.reveal_pairs(np.array([3, 4]), np.array([K + 3, 0]), rng)
+        first = atoms.loglik.copy()
+        again = _lazy_atoms.Atoms(data, dish_of, K, rng, atoms.buffer, likelihood=likelihood)
+        again.reveal_pairs(np.array([5]), np.array([7]), rng)
+        runs.append((first, again.loglik.copy(), atoms.buffer))
+    (first, second, kept), (first_, second_, bare) = runs
+    np.testing.assert_array_equal(first, first_)
+    np.testing.assert_array_equal(second, second_)
+    assert np.isfinite(second[5, 7]) and np.isnan(second[1, 0])  # the reset hid sweep 1's
+    assert kept.likelihood.shape == kept.loglik.shape and bare.likelihood.shape[1] == 0
+    with pytest.raises(RuntimeError, match="no likelihood table"):
+        again.scaled_likelihood()
+    rng = np.random.default_rng(3)
+    needs = _lazy_atoms.Atoms(data, dish_of, K, rng, bare, likelihood=True)
+    assert needs.buffer is not bare
+    np.testing.assert_allclose(needs.likelihood[0], np.exp(needs.loglik[0]), rtol=1e-12)
+
+
 def test_prior_atoms_of_new_dishes_follow_the_prior():
     """Dishes added by ``extend`` nobody eats: their revealed entries are Dir(alpha) draws."""
     W, alpha = 5, 0.5

@@ -60,10 +60,13 @@ def _log_gamma_variates(shape, rng, size=None):
 
 @njit(cache=True)
 def _forget(loglik, likelihood, words, dishes):
-    """Hide the entries ``(words[c], dishes[c])`` again (NaN in both tables)."""
+    """Hide the entries ``(words[c], dishes[c])`` again (NaN in both tables; ``likelihood``
+    may be kept by no step, then it has no columns)."""
+    kept = likelihood.shape[1] > 0
     for c in range(words.shape[0]):
         loglik[words[c], dishes[c]] = np.nan
-        likelihood[words[c], dishes[c]] = np.nan
+        if kept:
+            likelihood[words[c], dishes[c]] = np.nan
 
 
 @njit(cache=True)
@@ -129,11 +132,13 @@ def _scatter_rest(hidden, K, rest, at):
 @njit(cache=True)
 def _normalise_used(loglik, likelihood, K, pair_dish, pair_word, log_used, log_rest):
     """Into ``loglik`` (W, at least K columns, NaN everywhere on entry) the used words' log
-    probabilities, their exponentials (``likelihood``, unset elsewhere), and every dish's log
+    probabilities, their exponentials (``likelihood``, unset elsewhere; skipped when it has no
+    columns), and every dish's log
     hidden mass, from the log Gamma variates of the used pairs (sorted by dish) and of every
     dish's unused total (-inf where every word is used); columns from K on are prior atoms
     with nothing revealed (log hidden mass 0)."""
     log_hidden = np.zeros(loglik.shape[1])
+    kept = likelihood.shape[1] > 0
     p, n = 0, pair_dish.shape[0]
     for k in range(K):
         start = p
@@ -148,7 +153,8 @@ def _normalise_used(loglik, likelihood, K, pair_dish, pair_word, log_used, log_r
         norm = top + math.log(total)
         for q in range(start, p):
             loglik[pair_word[q], k] = log_used[q] - norm
-            likelihood[pair_word[q], k] = math.exp(log_used[q] - norm)
+            if kept:
+                likelihood[pair_word[q], k] = math.exp(log_used[q] - norm)
         log_hidden[k] = log_rest[k] - norm
     return log_hidden
 
@@ -208,7 +214,8 @@ def _fill(loglik, likelihood, log_hidden, at_word, at_dish, log_new, log_rest, w
     for q in range(at_word.shape[0]):
         k = at_dish[q]
         loglik[at_word[q], k] = log_hidden[k] + log_new[q] - total[k]
-        likelihood[at_word[q], k] = math.exp(loglik[at_word[q], k])
+        if likelihood.shape[1] > 0:
+            likelihood[at_word[q], k] = math.exp(loglik[at_word[q], k])
     for k in range(K):
         if wanted[k] > 0:
             log_hidden[k] += log_rest[k] - total[k]
@@ -326,11 +333,17 @@ def customer_step_marks(group_ptr, row_of, table_of, table_dish, table_weight, n
 class Buffer:
     """The (W, capacity) tables of :class:`Atoms`, kept from sweep to sweep: NaN but where the
     last sweep wrote, which is reset entry by entry (a short text's atoms reveal a few percent
-    of the table; filling it afresh every sweep cost more than the draws)."""
+    of the table; filling it afresh every sweep cost more than the draws).
 
-    def __init__(self, n_words, capacity):
+    ``likelihood=False`` keeps no table of the exponentials (only the informed customer step
+    reads them): half the memory, which grows with the instantiated dishes (googlenews_t's
+    short-text regime instantiates about 1,600 sticks at the start: 8,110 words x 3,244 columns,
+    210 MB a table)."""
+
+    def __init__(self, n_words, capacity, likelihood=True):
         self.loglik = np.full((n_words, capacity), np.nan)
-        self.likelihood = np.full((n_words, capacity), np.nan)  # NaN where hidden too
+        # NaN where hidden too; no columns when no step reads it
+        self.likelihood = np.full((n_words, capacity if likelihood else 0), np.nan)
         self.written = []  # (words, dishes) arrays written since the last reset
 
     @property
@@ -349,9 +362,11 @@ class Buffer:
         width = max(capacity, 2 * self.capacity)
         loglik = np.full((self.loglik.shape[0], width), np.nan)
         loglik[:, : self.capacity] = self.loglik
-        likelihood = np.full((self.loglik.shape[0], width), np.nan)
-        likelihood[:, : self.capacity] = self.likelihood
-        self.loglik, self.likelihood = loglik, likelihood
+        if self.likelihood.shape[1]:
+            likelihood = np.full((self.loglik.shape[0], width), np.nan)
+            likelihood[:, : self.capacity] = self.likelihood
+            self.likelihood = likelihood
+        self.loglik = loglik
 
 
 class Atoms:
@@ -359,9 +374,10 @@ class Atoms:
     their conditionals: lazily for the categorical kernel (module docstring), whole for the
     Gaussian one (its rows are the points: every entry is a different point's density)."""
 
-    def __init__(self, data, dish_of, K, rng, buffer=None):
+    def __init__(self, data, dish_of, K, rng, buffer=None, likelihood=True):
         """``buffer``: a :class:`Buffer` to write the categorical atoms into (reset here),
-        kept by the caller from sweep to sweep; None allocates one."""
+        kept by the caller from sweep to sweep; None allocates one, with the exponentials'
+        table if ``likelihood`` (:meth:`scaled_likelihood` needs it)."""
         self.data = data
         self.lazy = data.kernel == CATEGORICAL
         self.K = K
@@ -369,8 +385,8 @@ class Atoms:
             self._loglik = lookup(data, draw_atoms(data, dish_of, K, rng))
             return
         W = data.n_words
-        if buffer is None:
-            buffer = Buffer(W, 2 * K + 64)
+        if buffer is None or (likelihood and not buffer.likelihood.shape[1]):
+            buffer = Buffer(W, 2 * K + 64, likelihood)
         buffer.reset()
         buffer.grow(K)
         self.buffer = buffer
@@ -492,4 +508,6 @@ class Atoms:
         """
         if not self.lazy:
             return np.exp(self._loglik - self._loglik.max(axis=1, keepdims=True))
+        if not self.buffer.likelihood.shape[1]:
+            raise RuntimeError("these atoms keep no likelihood table (Atoms(likelihood=False))")
         return self.buffer.likelihood

@@ -241,7 +241,9 @@ def sweep(data, state, gamma0, alpha0, rng, collapsed=False, relabel=True, infor
     # move, which has just redrawn them from a conditional with fewer variables fixed: the atoms
     # integrated out and no dish slice; the slices and atoms below are drawn given its dishes)
     K = len(sticks.beta)
-    atoms = _lazy_atoms.Atoms(data, state.dish_of(data), K, rng, state.atoms_buffer)
+    # the exponentials' table only for the informed customer step, the one step reading it
+    atoms = _lazy_atoms.Atoms(data, state.dish_of(data), K, rng, state.atoms_buffer,
+                              likelihood=informed)
     if atoms.lazy:
         state.atoms_buffer = atoms.buffer
     if not collapsed:
