@@ -147,3 +147,46 @@ def test_collapsed_dish_step_draws_a_table_from_its_exact_conditional(table, sha
         outcomes[min(table_dish[0, 0], 2)] += 1
     assert stats.chisquare(outcomes, draws * expected).pvalue > 1e-3, (outcomes / draws,
                                                                         expected)
+
+
+def _seating_key(group_ptr, table_of, table_dish):
+    """A seating up to labels: every customer's table (numbered by first appearance within its
+    group) and dish (numbered by first appearance)."""
+    group = np.repeat(np.arange(group_ptr.size - 1), np.diff(group_ptr))
+    dishes, tables = {}, {}
+    return (tuple(dishes.setdefault(d, len(dishes)) for d in table_dish[group, table_of])
+            + tuple(tables.setdefault((g, t), len(tables)) for g, t in zip(group, table_of)))
+
+
+@pytest.mark.parametrize("max_dishes", [6, 2], ids=["open", "capped"])
+def test_token_start_follows_the_dense_start(max_dishes):
+    """The categorical start (``crf_seating_tokens``: buckets, products) draws seatings from
+    the same law as the dense pass (``crf_seating``: every dish, logarithms): 20,000 starts of
+    each on two groups of 3 and 2 tokens with repeated words, seating frequencies compared by a
+    chi-square test of homogeneity (seatings seen fewer than 40 times in all pooled), with dishes free
+    to open and with at most two."""
+    from scipy import stats
+
+    group_ptr = np.array([0, 3, 5])
+    rows = np.array([0, 1, 0, 1, 2])
+    W, a, alpha0, gamma0 = 3, 0.5, 0.7, 1.3
+    settings = np.array([a, float(W)])
+    rng = np.random.default_rng(0)
+    counts = [{}, {}]
+    for _ in range(20_000):
+        uniforms = rng.random((5, 2))
+        dense = _kernels.crf_seating(0, group_ptr, rows, np.zeros((0, 0)), np.zeros(1),
+                                     settings, W + 1, alpha0, gamma0, uniforms, max_dishes)
+        tokens = _kernels.crf_seating_tokens(group_ptr, rows, W, a, alpha0, gamma0,
+                                             rng.random((5, 2)), max_dishes)
+        for seen, (table_of, table_dish, n_dishes) in zip(counts, (dense, tokens)):
+            assert n_dishes <= max_dishes
+            key = _seating_key(group_ptr, table_of, table_dish)
+            seen[key] = seen.get(key, 0) + 1
+    keys = sorted(set(counts[0]) | set(counts[1]))
+    table = np.array([[seen.get(key, 0) for key in keys] for seen in counts])
+    common = table.sum(axis=0) >= 40
+    pooled = np.column_stack([table[:, common], table[:, ~common].sum(axis=1)])
+    assert common.sum() >= 10  # many seatings: the test has power
+    assert stats.chi2_contingency(pooled).pvalue > 1e-3
+

@@ -322,6 +322,122 @@ def crf_seating(kernel, group_ptr, row_of, points, prior_mean, settings, n_stats
     return table_of, table_dish, n_dishes
 
 
+@njit(cache=True)
+def crf_seating_tokens(group_ptr, row_of, n_words, a, alpha0, gamma0, uniforms, max_dishes):
+    r""":func:`crf_seating` for the categorical kernel: the same sequential pass, the same
+    conditionals, with each customer's cost in its group's tables and the dishes that use its
+    word rather than every dish (the bucket split of
+    :func:`~mixbayes.hdp._moves.crf_gibbs_pass_tokens`):
+
+    .. math::
+
+        \sum_k m_k\,\frac{c_{kw} + a}{c_k + Wa} + \frac{\gamma_0}{W}
+        = \sum_{k:\,c_{kw} > 0} \frac{m_k c_{kw}}{c_k + Wa} + a\,S + \frac{\gamma_0}{W},
+        \qquad S = \sum_k \frac{m_k}{c_k + Wa}
+
+    (the new dish's predictive is :math:`a / Wa = 1/W`), weighed as products, not logarithms
+    (a token's predictive is at least :math:`a/(c_k + Wa)`: nothing underflows). A new table's
+    dish is drawn from the word bucket, then the smoothing shares, then a new dish (none past
+    ``max_dishes``). The dense pass costs a logarithm per dish and token: 2.3 s on
+    googlenews_t (69,229 tokens, 438 dishes opened), a third of a 100-sweep fit.
+
+    Returns ``table_of`` (N,), ``table_dish`` (J, max table count), dish count.
+    """
+    J = group_ptr.shape[0] - 1
+    N = row_of.shape[0]
+    W = n_words
+    Wa = W * a
+    widest = 1
+    for j in range(J):
+        widest = max(widest, group_ptr[j + 1] - group_ptr[j])
+    # every word's list of (dish, count), room for as many dishes as it has tokens
+    nz_ptr = np.zeros(W + 1, dtype=np.int64)
+    for i in range(N):
+        nz_ptr[row_of[i] + 1] += 1
+    for w in range(W):
+        nz_ptr[w + 1] += nz_ptr[w]
+    nz_len = np.zeros(W, dtype=np.int64)
+    nz_dish = np.empty(max(N, 1), dtype=np.int64)
+    nz_count = np.zeros(max(N, 1))
+    m = np.zeros(max_dishes)  # tables per dish
+    totals = np.zeros(max_dishes)  # tokens per dish
+    inverse = np.full(max_dishes, 1.0 / Wa)  # 1 / (c_k + Wa)
+    seen_at = np.zeros(max_dishes)  # the customer's word's count at the dishes of its list
+    seen_by = np.full(max_dishes, -1, dtype=np.int64)
+    table_of = np.zeros(N, dtype=np.int64)
+    table_dish = np.full((J, widest), -1, dtype=np.int64)
+    table_size = np.zeros(widest)
+    weights = np.empty(widest + 1)
+    smooth = 0.0  # S
+    n_dishes = 0
+    n_all_tables = 0.0
+    new_weight = gamma0 / W
+    for j in range(J):
+        n_tables = 0
+        smooth = 0.0  # S afresh at every group, so that rounding cannot build up
+        for d in range(n_dishes):
+            smooth += m[d] * inverse[d]
+        for i in range(group_ptr[j], group_ptr[j + 1]):
+            r = row_of[i]
+            bucket = 0.0
+            first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
+            for p in range(first, stop):
+                d = nz_dish[p]
+                seen_at[d] = nz_count[p]
+                seen_by[d] = i
+                bucket += m[d] * nz_count[p] * inverse[d]
+            opens = n_dishes < max_dishes
+            mixture = bucket + a * smooth + (new_weight if opens else 0.0)
+            for t in range(n_tables):
+                d = table_dish[j, t]
+                seen = seen_at[d] if seen_by[d] == i else 0.0
+                weights[t] = table_size[t] * (seen + a) * inverse[d]
+            weights[n_tables] = alpha0 * mixture / (n_all_tables + gamma0)
+            t = _draw_from_weights(weights, n_tables + 1, uniforms[i, 0])
+            if t < n_tables:
+                k = table_dish[j, t]
+            else:
+                # the dish: the word bucket, the smoothing shares, a new dish, in turn
+                target = uniforms[i, 1] * mixture
+                running = 0.0
+                k = -1
+                for p in range(first, stop):
+                    d = nz_dish[p]
+                    running += m[d] * nz_count[p] * inverse[d]
+                    if target < running:
+                        k = d
+                        break
+                if k < 0:
+                    for d in range(n_dishes):
+                        running += a * m[d] * inverse[d]
+                        if target < running:
+                            k = d
+                            break
+                if k < 0:
+                    # a new dish (also where rounding left the target at the very top, then
+                    # the last dish once no new one may open)
+                    if opens:
+                        k = n_dishes
+                        n_dishes += 1
+                    else:
+                        k = n_dishes - 1
+                table_dish[j, t] = k
+                table_size[t] = 0.0
+                smooth -= m[k] * inverse[k]
+                m[k] += 1.0
+                smooth += m[k] * inverse[k]
+                n_all_tables += 1.0
+                n_tables += 1
+            table_size[t] += 1.0
+            table_of[i] = t
+            _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, 1.0)
+            smooth -= m[k] * inverse[k]
+            totals[k] += 1.0
+            inverse[k] = 1.0 / (totals[k] + Wa)
+            smooth += m[k] * inverse[k]
+    return table_of, table_dish, n_dishes
+
+
 @njit(cache=True, inline="always")
 def _remove_from_stats(kernel, stats, k, i, row, points):
     if kernel == 0:

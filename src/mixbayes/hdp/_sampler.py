@@ -378,6 +378,10 @@ def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
     if how == "ones":
         table_of = np.zeros(data.n_observations, dtype=np.int64)
         table_dish = np.zeros((J, 1), dtype=np.int64)
+    elif data.kernel == CATEGORICAL:  # buckets: a customer's cost in its word's dishes
+        table_of, table_dish, _ = _kernels.crf_seating_tokens(
+            data.group_ptr, data.rows, data.n_words, float(data.word_prior), alpha0, gamma0,
+            rng.random((data.n_observations, 2)), min(data.n_observations, 10_000))
     else:
         table_of, table_dish, _ = _kernels.crf_seating(
             data.kernel, data.group_ptr, data.rows, data.points,
