@@ -291,6 +291,12 @@ of 100 sweeps; before 20.5 ms median, googlenews_t 74):
   moves: the table-level dish move 4.4 -> 2.5 ms (2.7 in a fit), the franchise's pass 3.9 ->
   1.7 ms (its tables now read the word's counts the bucket walk noted).
 
+* Outside the sweep: the start (one sequential franchise pass) is drawn by the same buckets
+  (`_kernels.crf_seating_tokens`, tested against the dense pass): googlenews_t 1.9 s -> 11 ms,
+  a third of a 100-sweep fit before, tweet 0.37 s -> 2 ms; and the lazy atoms keep no table of
+  exponentials unless the informed step reads them, in a quarter more columns than the
+  instantiated sticks (not twice as many): googlenews_t's buffer 420 -> 133 MB.
+
 After, on tweet (10.5 ms a sweep under cProfile): the table-level dish move 2.7 ms, the
 franchise's pass 1.7, the lazy atoms about 2, the customer step 0.6, the log joint 0.5, Python
 and the sticks the rest. Earlier rounds (2026-12-02, AMD EPYC): bucketed collapsed moves
