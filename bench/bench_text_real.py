@@ -246,19 +246,21 @@ in which threads share a topic: ours joins the Middle-East and the Armenian thre
 (NPMI 0.339) where tomotopy keeps two (0.338 and 0.465), and spends topics on mail and for-sale
 vocabulary (0.157-0.188) and on a generic religion-argument topic (0.191). **Short texts** (tweet K = 89, googlenews_t K = 152): the DMM
 has the best NMI and ARI of all (0.875 and 0.892). The HDP's defaults (issue 25; the hdp and tomotopy_hdp rows of tweet,
-googlenews_t and dblp3 re-run on 2026-12-06 evening, Intel Xeon, load 1.9 (a helper's job on
-the other core), after the short groups' own moves, `moves="collapsed"`: `HDPMixture`'s Notes,
-sections "HDP: a short-text regime" and "HDP sweep cost on short texts"; the machine line above
-is that run's, the other rows are older, each as its note says) open 89 and 103 clusters for 89
-and 152 classes, NMI 0.832 and 0.810: within 1.5x of the classes and NMI at least 0.8 on both
-(the regime's first moves, "all", the same day: 88 and 103, NMI 0.835 and 0.817; the first
-defaults of issue 25, word prior 0.03 and Gamma priors on both concentrations: 119 and 80
-clusters, NMI 0.789 and 0.753; the defaults before issue 25: 22 and 21, NMI 0.62 and 0.54). On
-dblp3's titles (3 classes) the short-group defaults open 67 clusters (NMI 0.388; 58 and 0.379
-with "all", 36 and 0.383 before the regime). Whole fits (500 sweeps for tomotopy, 100 for ours,
-with the start) took 1.3 and 5.4 s against tomotopy's 1.1 and 3.7 s; per sweep ours is 1.6x
-and 1.2x tomotopy's HDP run at our fit's concentrations and word prior, 3.9x and 4.0x tomotopy
-at its own defaults, where it keeps 15-22 topics (section "HDP sweep cost on short texts"). **The
+googlenews_t and dblp3 re-run on 2026-12-06 at 18:25, Intel Xeon, load 0.9-1.1, after the short
+groups' own moves (`moves="collapsed"`) and the bucketed start: `HDPMixture`'s Notes, sections
+"HDP: a short-text regime" and "HDP sweep cost on short texts"; the machine line above is that
+run's, the other rows are older, each as its note says) open 77 and 105 clusters for 89 and 152
+classes, NMI 0.853 and 0.817: within 1.5x of the classes and NMI at least 0.8 on both (earlier
+the same day, with the moves but the dense start: 89 and 103, 0.832 and 0.810; with the regime's
+first moves, "all": 88 and 103, 0.835 and 0.817; the first defaults of issue 25, word prior
+0.03 and Gamma priors on both concentrations: 119 and 80 clusters, NMI 0.789 and 0.753; the
+defaults before issue 25: 22 and 21, NMI 0.62 and 0.54). On dblp3's titles (3 classes) the
+short-group defaults open 68 clusters (NMI 0.366; 58 and 0.379 with "all", 36 and 0.383 before
+the regime). Whole fits (100 sweeps and the start for ours, 500 sweeps for tomotopy) now take
+0.8 and 3.2 s against tomotopy's 1.1 and 3.5 s (1.3 and 5.4 s with the dense start, which took
+1.9 s of googlenews_t's fit); per sweep ours is 1.6x and 1.2x tomotopy's HDP run at our fit's
+concentrations and word prior, 3.9x and 4.0x tomotopy at its own defaults, where it keeps
+15-22 topics (section "HDP sweep cost on short texts"). **The
 topic model on short texts** (the topics and tomotopy rows of tweet, googlenews_t, classic3 and
 dblp3 re-run together on 2026-12-04, load 0.7-1.3, with the lazy iterations; each numba model
 now fits the corpus' first 300 documents untimed before its timed fit, so that no row counts
