@@ -279,9 +279,12 @@ of 100 sweeps; before 20.5 ms median, googlenews_t 74):
   slice: about 70,000 lazy atom entries a sweep on tweet, 5 ms. With the table-level dish move
   on, short texts lose nothing without it (`python bench/hdp_defaults.py --corpora
   tweet,googlenews_t,short --settings "new,short regime" --seeds 0,1 --no-tomotopy`, "short
-  regime" = the same priors with moves "all"): tweet 91 / 93 clusters, NMI 0.848 / 0.830 (with
-  "all": 97 / 90, 0.846 / 0.821); googlenews_t 109 / 105, 0.813 / 0.826 (112 / 118, 0.811 /
-  0.825); simulated short texts 0.903 / 0.911 (0.918 / 0.903). Without the franchise's pass as
+  regime" = the same priors with moves "all"; with the bucketed start below): tweet 81 / 89
+  clusters, NMI 0.843 / 0.829 (with "all": 86 / 80, 0.842 / 0.848), 9.3 ms a sweep (14.1);
+  googlenews_t 104 / 109, 0.822 / 0.814 (117 / 113, 0.825 / 0.811), 36.6 ms (51.5); simulated
+  short texts 0.919 / 0.909 (0.914 / 0.916), 7.1 ms (11.4). With the dense start: tweet 91 /
+  93 clusters, NMI 0.848 / 0.830 (with "all" 97 / 90, 0.846 / 0.821), googlenews_t 109 / 105,
+  0.813 / 0.826 (112 / 118, 0.811 / 0.825), simulated 0.903 / 0.911 (0.918 / 0.903). Without the franchise's pass as
   well it was 8.3 ms but lost 0.015 NMI on the simulated short texts (0.894 / 0.901).
 * The per-word dish lists of the collapsed moves are built by counting instead of token by
   token with a linear search (the same lists, the same chains bit for bit): 1.2 ms of each

@@ -281,9 +281,9 @@ class HDPMixture(ClusterMixin, BaseEstimator):
     informed step of ``"all"`` reads, for the last customer of every table, its word under
     every dish above the table's slice (about 70,000 lazy atom entries a sweep on tweet, a
     third of the sweep), and with the table-level dish move on, short texts do not need it:
-    100 sweeps, seeds 0 and 1, tweet 91 and 93 clusters, NMI 0.85 and 0.83 (``"all"``: 97 and
-    90, 0.85 and 0.82), googlenews_t 109 and 105, 0.81 and 0.83 (112 and 118, 0.81 and 0.83),
-    the simulated short texts 0.90 and 0.91 (0.92 and 0.90), at 10 ms a sweep on tweet against
+    100 sweeps, seeds 0 and 1, tweet 81 and 89 clusters, NMI 0.84 and 0.83 (``"all"``: 86 and
+    80, 0.84 and 0.85), googlenews_t 104 and 109, 0.82 and 0.81 (117 and 113, 0.83 and 0.81),
+    the simulated short texts 0.92 and 0.91 (0.91 and 0.92), at 9 ms a sweep on tweet against
     14 (docs/benchmarks.md, "HDP sweep cost on short texts").
     """
 
