@@ -190,3 +190,153 @@ def test_token_start_follows_the_dense_start(max_dishes):
     assert common.sum() >= 10  # many seatings: the test has power
     assert stats.chi2_contingency(pooled).pvalue > 1e-3
 
+
+def _pooled_chi_square_p(outcomes, probabilities, draws):
+    """The chi-square p-value of ``outcomes`` (counts by key) against ``probabilities`` (by
+    key): the keys expected fewer than 5 times, and any key drawn that has no probability,
+    pooled into one bin (an impossible outcome drawn fails the test)."""
+    from scipy import stats
+
+    large = [key for key, p in probabilities.items() if p * draws >= 5]
+    observed = [outcomes.get(key, 0) for key in large]
+    expected = [probabilities[key] * draws for key in large]
+    rest = draws - sum(observed), draws - sum(expected)
+    if rest[0] > 0 or rest[1] > 1e-6:
+        observed.append(rest[0])
+        expected.append(max(rest[1], 1e-9))
+    expected = np.array(expected) * draws / sum(expected)  # the same total, for scipy
+    return stats.chisquare(observed, expected).pvalue
+
+
+def _franchise_moves(groups, words, seat, dish, i, n_words, a, gamma0, alpha0):
+    """Every outcome of customer ``i``'s move in the franchise's Gibbs pass with the atoms
+    integrated out, from the definition (Teh et al. 2006): with every count taken without
+    ``i``, table t of its group with weight n_t f_k(w), a new table with weight
+    alpha0 (sum_k m_k f_k(w) + gamma0 / W) / (m + gamma0), its dish k with weight m_k f_k(w)
+    or a new dish with weight gamma0 / W, f_k(w) = (c_kw + a) / (c_k + Wa). ``seat`` maps the
+    customers to table keys, ``dish`` the tables to dish keys. Returns (probability, seat,
+    dish) triples."""
+    seat = dict(seat)
+    del seat[i]
+    dish = {t: dish[t] for t in set(seat.values())}  # i's table closes if it empties
+    c_kw, c_k = {}, {}
+    for customer, t in seat.items():
+        k = dish[t]
+        c_k[k] = c_k.get(k, 0) + 1
+        c_kw[k, words[customer]] = c_kw.get((k, words[customer]), 0) + 1
+    m = {}
+    for k in dish.values():
+        m[k] = m.get(k, 0) + 1
+
+    def f(k):
+        return (c_kw.get((k, words[i]), 0) + a) / (c_k.get(k, 0) + n_words * a)
+
+    moves = []
+    for t in {seat[c] for c in seat if groups[c] == groups[i]}:
+        n_t = sum(1 for c in seat if seat[c] == t)
+        moves.append((n_t * f(dish[t]), {**seat, i: t}, dish))
+    table = ("table", i)
+    new_table = alpha0 / (sum(m.values()) + gamma0)
+    for k in m:
+        moves.append((new_table * m[k] * f(k), {**seat, i: table}, {**dish, table: k}))
+    moves.append((new_table * gamma0 / n_words, {**seat, i: table},
+                  {**dish, table: ("dish", i)}))
+    total = sum(weight for weight, _, _ in moves)
+    return [(weight / total, s, d) for weight, s, d in moves]
+
+
+def _seating_outcome(seat, dish):
+    """Group 0's two customers' seating: whether they share a table, each one's dish as 0, 1
+    or another (2), and whether their dishes are the same."""
+    d0, d1 = dish[seat[0]], dish[seat[1]]
+    return (seat[0] == seat[1], d0 if d0 in (0, 1) else 2, d1 if d1 in (0, 1) else 2, d0 == d1)
+
+
+def test_franchise_pass_draws_a_groups_first_two_customers_from_their_exact_conditionals():
+    """The pass moves group 0's two customers first, each from its exact conditional given the
+    seating at its turn (:func:`_franchise_moves`, written from the definition): the joint law
+    of where they end up is the two steps' transition, summed exactly. Customer 0 (word 0)
+    starts alone at dish 0, which group 1's table shares with five more tokens of word 0 (the
+    word lists keep customer 0 at its old dish while it chooses: its token must be taken off
+    there); customer 1 (word 1) starts alone at dish 2, then weighs customer 0's new table,
+    whose dish its word may not use (the count noted for customer 0's word there must not be
+    read for customer 1's). The later groups move after them and cannot change group 0's
+    tables. Frequencies over 20,000 seeds of :func:`_seating_outcome` against the exact
+    probabilities (chi-square)."""
+    W, a, gamma0, alpha0 = 4, 0.5, 1.0, 1.0
+    words = [0, 1] + [0] * 5 + [2] * 5 + [0] * 3 + [1] * 3 + [3] * 3
+    groups = [0, 0] + [1] * 10 + [2] * 9
+    tables = ["A", "B"] + ["C"] * 10 + ["D"] * 9  # A and B in group 0
+    dish = {"A": 0, "B": 2, "C": 0, "D": 1}
+    probabilities = {}
+    for p0, seat, dish0 in _franchise_moves(groups, words, dict(enumerate(tables)), dish, 0,
+                                            W, a, gamma0, alpha0):
+        for p1, seat1, dish1 in _franchise_moves(groups, words, seat, dish0, 1, W, a, gamma0,
+                                                 alpha0):
+            key = _seating_outcome(seat1, dish1)
+            probabilities[key] = probabilities.get(key, 0.0) + p0 * p1
+    assert abs(sum(probabilities.values()) - 1.0) < 1e-12
+    assert sorted(probabilities.values())[-6] > 0.03  # several outcomes are seen often
+
+    group_ptr = np.array([0, 2, 12, 21], dtype=np.int64)
+    row_of = np.array(words, dtype=np.int64)
+    start_tables = np.array([0, 1] + [0] * 19, dtype=np.int64)
+    start_dishes = np.array([[0, 2], [0, -1], [1, -1]], dtype=np.int64)
+    draws, outcomes = 20_000, {}
+    for seed in range(draws):
+        table_of = start_tables.copy()
+        new_dish, _ = _moves.crf_gibbs_pass_tokens(group_ptr, table_of, row_of,
+                                                   start_dishes.copy(), W, a, gamma0, alpha0,
+                                                   seed)
+        key = _seating_outcome({0: table_of[0], 1: table_of[1]},
+                               {t: new_dish[0, t] for t in table_of[:2]})
+        outcomes[key] = outcomes.get(key, 0) + 1
+    assert _pooled_chi_square_p(outcomes, probabilities, draws) > 1e-3, (
+        {k: v / draws for k, v in outcomes.items()}, probabilities)
+
+
+def test_collapsed_dish_step_draws_a_groups_first_two_tables_from_their_exact_conditionals():
+    """The step moves group 0's two tables first, each from its exact conditional given the
+    other tables' dishes at its turn (beta_k times the Dirichlet-multinomial predictive written
+    with lgamma), so the joint law of their new dishes is the two steps' transition, summed
+    exactly. Both start at dish 0 with group 1's table and share word 0 with it: the second
+    table's own tokens must be taken off dish 0's counts, not the first table's too (each
+    table's tally of its words starts from zero). Dish 2 is instantiated and empty, the tail
+    too light to be drawn (1e-9). Frequencies over 20,000 seeds of the two tables' dishes
+    against those probabilities (chi-square)."""
+    W, a, tail = 3, 0.5, 1e-9
+    first, second = [0, 0, 1], [0, 2]
+    others = {0: [0] * 6 + [1] * 2, 1: [2] * 5 + [0]}  # group 1's table at dish 0, group 2's at 1
+    beta = np.array([0.35, 0.35, 0.3, 0.0, 0.0])
+    tokens = np.array(first + second + others[0] + others[1], dtype=np.int64)
+
+    def at(k, *tables):
+        """The tokens at dish k: the other groups' and those of ``tables`` (table, dish)."""
+        return np.array(others.get(k, []) + sum((t for t, d in tables if d == k), []),
+                        dtype=np.int64)
+
+    def conditional(table, *placed):
+        """The table's dish among 0, 1, 2 given the others (``placed``: (table, dish))."""
+        table = np.array(table)
+        weights = np.exp([np.log(beta[k]) + _log_predictive(table, at(k, *placed), W, a)
+                          for k in range(3)])
+        return weights / weights.sum()
+
+    probabilities = {}
+    for k0, p0 in enumerate(conditional(first, (second, 0))):
+        for k1, p1 in enumerate(conditional(second, (first, k0))):
+            probabilities[k0, k1] = p0 * p1
+    assert sorted(probabilities.values())[-5] > 0.03  # several outcomes are seen often
+
+    group_ptr = np.array([0, 5, 13, 19], dtype=np.int64)
+    table_of = np.array([0, 0, 0, 1, 1] + [0] * 14, dtype=np.int64)
+    start = np.array([[0, 0], [0, -1], [1, -1]], dtype=np.int64)
+    draws, outcomes = 20_000, {}
+    for seed in range(draws):
+        table_dish = start.copy()
+        _kernels.collapsed_dish_step_tokens(group_ptr, table_of, tokens, table_dish, W, a,
+                                            beta.copy(), 3, tail, 1.0, seed)
+        key = (min(table_dish[0, 0], 3), min(table_dish[0, 1], 3))
+        outcomes[key] = outcomes.get(key, 0) + 1
+    assert _pooled_chi_square_p(outcomes, probabilities, draws) > 1e-3, (
+        {k: v / draws for k, v in outcomes.items()}, probabilities)

@@ -701,6 +701,41 @@ def test_defaults_resolve_by_the_regime_and_given_values_win():
     assert resolve_defaults(dict(auto, **_LONG_VALUES), True, 400) == dict(_LONG_VALUES)
 
 
+# the sweep flags of every ``moves`` setting, as HDPMixture's docstring describes them
+_SWEEPS = {
+    "none": dict(collapsed=False, relabel=False, informed=False, crf=False),
+    "labels": dict(collapsed=False, relabel=True, informed=True, crf=False),
+    "crf": dict(collapsed=False, relabel=True, informed=True, crf=True),
+    "all": dict(collapsed=True, relabel=True, informed=True, crf=True),
+    "collapsed": dict(collapsed=True, relabel=True, informed=False, crf=True),
+}
+
+
+@pytest.mark.parametrize("moves", ["auto", *_SWEEPS])
+def test_moves_run_the_sweeps_they_name(moves, monkeypatch):
+    """Every sweep of a fit gets the flags its ``moves`` setting documents (the label redraw,
+    the informed customer step, the franchise's pass, the table-level dish redraw), ``"auto"``
+    those of ``"collapsed"`` on short groups and of ``"all"`` on long ones: a wrong flag keeps
+    an exact sampler, so no statistical test sees it, but changes the sweeps' cost and mixing
+    (the Notes' measurements)."""
+    calls = []
+    plain = _sampler.sweep
+
+    def recorded(*args, **flags):
+        calls.append(flags)
+        return plain(*args, **flags)
+
+    monkeypatch.setattr(_sampler, "sweep", recorded)
+    short = _short_texts(40, 60, 4)
+    long, _ = mb.datasets.make_hdp_data(6, 60, n_words=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mb.ConvergenceWarning)
+        for counts, resolved in ((short.counts, "collapsed"), (long.counts, "all")):
+            calls.clear()
+            mb.HDPMixture(n_iter=3, moves=moves, random_state=0).fit(counts)
+            assert calls == [_SWEEPS[resolved if moves == "auto" else moves]] * 3
+
+
 def test_short_groups_fit_with_the_short_text_regime():
     """On short texts the fit holds gamma0 at sqrt(J) and uses the word prior 0.05, and says
     so in its fitted attributes; given values are kept."""

@@ -144,3 +144,32 @@ def test_label_steps_read_revealed_entries_only(informed, monkeypatch):
         _sampler.sweep(data, state, 2.0, 1.0, rng, collapsed=True, informed=informed)
     assert sum(g.reads for g in guards) > 500
     assert any(g.hidden.mean() > 0.2 for g in guards)
+
+
+def test_likelihood_table_is_the_exponential_of_the_revealed_entries():
+    """The exponentials' table the informed customer step reads equals ``exp(loglik)`` at
+    every revealed entry and is NaN exactly where ``loglik`` is (hidden), through a reveal, a
+    growth of the buffer (the entries written before it kept), a reveal in the new columns and
+    a reset for the next sweep (the last sweep's entries hidden again in both tables)."""
+    K, W, alpha = 50, 6, 0.3
+    data, dish_of = _dishes_with_counts(K, [0, 0, 2], W, alpha)
+    rng = np.random.default_rng(4)
+
+    def check(atoms):
+        table, loglik = atoms.buffer.likelihood, atoms.buffer.loglik
+        assert table.shape == loglik.shape
+        np.testing.assert_array_equal(np.isnan(table), np.isnan(loglik))
+        revealed = ~np.isnan(loglik)
+        np.testing.assert_allclose(table[revealed], np.exp(loglik[revealed]), rtol=1e-12)
+        return revealed.sum()
+
+    atoms = _lazy_atoms.Atoms(data, dish_of, K, rng)
+    atoms.reveal_pairs(np.full(K, 1), np.arange(K), rng)
+    before = check(atoms)
+    atoms.extend(atoms.buffer.capacity + 10, rng)  # grows the buffer
+    assert check(atoms) == before
+    atoms.reveal_pairs(np.array([3, 4, 1]), np.array([K + 3, 0, atoms.K - 1]), rng)
+    assert check(atoms) == before + 3
+    again = _lazy_atoms.Atoms(data, dish_of, K, rng, atoms.buffer)
+    assert again.buffer is atoms.buffer and check(again) == 2 * K  # words 0 and 2 of each dish
+    np.testing.assert_array_equal(again.buffer.likelihood, again.scaled_likelihood())
