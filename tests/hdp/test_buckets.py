@@ -163,8 +163,8 @@ def test_token_start_follows_the_dense_start(max_dishes):
     """The categorical start (``crf_seating_tokens``: buckets, products) draws seatings from
     the same law as the dense pass (``crf_seating``: every dish, logarithms): 20,000 starts of
     each on two groups of 3 and 2 tokens with repeated words, seating frequencies compared by a
-    chi-square test of homogeneity (seatings seen fewer than 40 times in all pooled), with dishes free
-    to open and with at most two."""
+    chi-square test of homogeneity (seatings seen fewer than 40 times in all pooled), with
+    dishes free to open and with at most two."""
     from scipy import stats
 
     group_ptr = np.array([0, 3, 5])

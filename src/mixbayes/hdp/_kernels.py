@@ -322,6 +322,25 @@ def crf_seating(kernel, group_ptr, row_of, points, prior_mean, settings, n_stats
     return table_of, table_dish, n_dishes
 
 
+@njit(cache=True, inline="always")
+def _dish_from_buckets(target, nz_dish, first, stop, seen_at, m, inverse, a, n_labels):
+    """A new table's dish from the bucket split of the franchise's new-table mixture: the
+    dishes of the customer's word (``nz_dish[first:stop]``, its counts there ``seen_at``), then
+    every dish's smoothing share; -1 when ``target`` lies beyond both (a new dish)."""
+    running = 0.0
+    for p in range(first, stop):
+        d = nz_dish[p]
+        running += m[d] * seen_at[d] * inverse[d]
+        if target < running:
+            return d
+    for d in range(n_labels):
+        if m[d] > 0.0:
+            running += a * m[d] * inverse[d]
+            if target < running:
+                return d
+    return -1
+
+
 @njit(cache=True)
 def crf_seating_tokens(group_ptr, row_of, n_words, a, alpha0, gamma0, uniforms, max_dishes):
     r""":func:`crf_seating` for the categorical kernel: the same sequential pass, the same
@@ -398,21 +417,8 @@ def crf_seating_tokens(group_ptr, row_of, n_words, a, alpha0, gamma0, uniforms, 
                 k = table_dish[j, t]
             else:
                 # the dish: the word bucket, the smoothing shares, a new dish, in turn
-                target = uniforms[i, 1] * mixture
-                running = 0.0
-                k = -1
-                for p in range(first, stop):
-                    d = nz_dish[p]
-                    running += m[d] * nz_count[p] * inverse[d]
-                    if target < running:
-                        k = d
-                        break
-                if k < 0:
-                    for d in range(n_dishes):
-                        running += a * m[d] * inverse[d]
-                        if target < running:
-                            k = d
-                            break
+                k = _dish_from_buckets(uniforms[i, 1] * mixture, nz_dish, first, stop, seen_at,
+                                       m, inverse, a, n_dishes)
                 if k < 0:
                     # a new dish (also where rounding left the target at the very top, then
                     # the last dish once no new one may open)

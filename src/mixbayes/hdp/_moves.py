@@ -42,8 +42,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernel_tools import twice
-from ._kernels import (_add_to_stats, _draw_from_weights, _predictive_log, _remove_from_stats,
-                       _sparse_add, _word_dish_lists)
+from ._kernels import (_add_to_stats, _dish_from_buckets, _draw_from_weights, _predictive_log,
+                       _remove_from_stats, _sparse_add, _word_dish_lists)
 
 
 @njit(cache=True)
@@ -463,22 +463,8 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
                     t += 1
                 n_slots = max(n_slots, t + 1)
                 # the dish: the word bucket, the smoothing shares, a new dish, in turn
-                target = np.random.random() * mixture
-                running = 0.0
-                k = -1
-                for p in range(first, stop):
-                    d = nz_dish[p]
-                    running += m[d] * seen_at[d] * inverse[d]
-                    if target < running:
-                        k = d
-                        break
-                if k < 0:
-                    for d in range(cap):
-                        if m[d] > 0.0:
-                            running += a * m[d] * inverse[d]
-                            if target < running:
-                                k = d
-                                break
+                k = _dish_from_buckets(np.random.random() * mixture, nz_dish, first, stop,
+                                       seen_at, m, inverse, a, cap)
                 if k < 0:
                     # a new dish (also where rounding left the target at the very top): the
                     # first free label, growing the arrays when none is left
