@@ -258,8 +258,8 @@ defaults before issue 25: 22 and 21, NMI 0.62 and 0.54). On dblp3's titles (3 cl
 short-group defaults open 68 clusters (NMI 0.366; 58 and 0.379 with "all", 36 and 0.383 before
 the regime). Whole fits (100 sweeps and the start for ours, 500 sweeps for tomotopy) now take
 0.8 and 3.2 s against tomotopy's 1.1 and 3.5 s (1.3 and 5.4 s with the dense start, which took
-1.9 s of googlenews_t's fit); per sweep ours is 1.6x and 1.2x tomotopy's HDP run at our fit's
-concentrations and word prior, 3.9x and 4.0x tomotopy at its own defaults, where it keeps
+1.9 s of googlenews_t's fit); per sweep ours is 1.6-1.8x and 1.0-1.2x tomotopy's HDP run at
+our fit's concentrations and word prior, 3.3-3.9x and 3.9-4.0x tomotopy at its own defaults, where it keeps
 15-22 topics (section "HDP sweep cost on short texts"). **The
 topic model on short texts** (the topics and tomotopy rows of tweet, googlenews_t, classic3 and
 dblp3 re-run together on 2026-12-04, load 0.7-1.3, with the lazy iterations; each numba model
