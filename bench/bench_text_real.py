@@ -230,7 +230,7 @@ Xeon, load 1.3-1.5, the code unchanged since 2026-12-03): the topic model (140 i
 the best held-out completion log-likelihood per word (-8.0790 against tomotopy's -8.0892) and
 took 15.5 s against 16.3 s (gensim, the fastest peer on this machine), 21.9 s (scikit-learn's
 online LDA) and 23.1 s (tomotopy): 0.95x the fastest (a run just before: 14.9 against 16.2 s).
-On 2026-12-03 (AMD EPYC, load 0.7-1.3, after the loop kept each document's score for the next
+On 2026-12-03 (load 0.7-1.3, after the loop kept each document's score for the next
 weight solve and took lazy iterations, `topics/_fit.py`) it took 24.8 s against 28.0 s
 (tomotopy, the fastest peer there), 29.2 s (gensim) and 35.6 s (scikit-learn's online LDA):
 0.89x the fastest. Before these two changes, the same day: 30.0 s against tomotopy's 30.3 s (the
