@@ -2,6 +2,11 @@
 
 __version__ = "0.1.0"
 
+# before any kernel module: numba looks for its cache folder when a kernel is defined
+from ._numba_cache import ensure_cache_location
+
+ensure_cache_location()
+
 from . import datasets, diagnostics, distributed, metrics, partition
 from .corpus import Corpus, read_corpus
 from .exceptions import ConvergenceWarning
