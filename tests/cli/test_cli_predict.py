@@ -117,6 +117,20 @@ def test_topic_weights_equal_transform(fitted):
     assert len(_rows((fitted / "weights.csv").read_text())) == 3
 
 
+def test_a_document_without_known_words_has_no_main_topic(fitted):
+    """Its weights are the prior's, all equal: argmax would call it topic 0."""
+    result = run("predict", "topics/model.npz", "new.txt", "--out", "pred-topics", cwd=fitted)
+    assert result.returncode == 0, result.stderr
+    rows = _rows((fitted / "pred-topics" / "predictions.csv").read_text())
+    assert [r["words"] for r in rows] == ["3", "3", "0"]
+    assert float(rows[2]["topic0"]) == float(rows[2]["topic1"]) == 0.5
+    assert rows[2]["main_topic"] == ""
+    assert {rows[0]["main_topic"], rows[1]["main_topic"]} == {"0", "1"}
+    assert ("1 document without a word of the vocabulary (given the prior's equal topic "
+            "weights, no main topic" in result.stdout), result.stdout
+    assert "none: 1" in result.stdout
+
+
 def test_inspect_and_report_name_the_terms_without_a_vocabulary_flag(fitted):
     model = mb.load(fitted / "dmm" / "model.npz")
     words = model.top_words(_train_counts().vocabulary, n=4)

@@ -174,6 +174,11 @@ def _plain(value):
     return str(value)
 
 
+def topic_cell(k):
+    """A main topic in a CSV: its number, or empty for none."""
+    return "" if k < 0 else int(k)
+
+
 def write_rows(path, header, rows):
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

@@ -10,7 +10,9 @@ model file names them). The predictions go to ``predictions.csv`` in ``--out`` (
 
 * a mixture: ``id, cluster, probability`` (of that cluster), then ``p_cluster0`` ... (every
   cluster's), and for documents ``words`` (of the vocabulary, in the document);
-* the topic model: ``id, topic0`` ... (the document's topic weights), ``main_topic, words``;
+* the topic model: ``id, topic0`` ... (the document's topic weights), ``main_topic`` (empty for
+  a document without a word of the vocabulary: its weights are the prior's, all equal),
+  ``words``;
 * the tree: ``id, leaf``.
 
 The HDP mixture, a sampler of the data it was fitted to, has no prediction and is refused.
@@ -120,10 +122,13 @@ def _predictions(model, view, data, ids, words):
     """The CSV's header, its rows (a list) and every item's cluster, topic or leaf."""
     extra = ["words"] if words is not None else []
     if view == "topics":
+        from ..topics import main_topics
+        from ._outputs import topic_cell
+
         weights = model.transform(data)
-        assigned = weights.argmax(axis=1)
+        assigned = main_topics(weights)
         header = ["id"] + [f"topic{k}" for k in range(weights.shape[1])] + ["main_topic"] + extra
-        rows = [[ids[i]] + [f"{v:.6g}" for v in weights[i]] + [int(assigned[i])]
+        rows = [[ids[i]] + [f"{v:.6g}" for v in weights[i]] + [topic_cell(assigned[i])]
                 + ([int(words[i])] if extra else []) for i in range(weights.shape[0])]
         return header, rows, assigned
     if view == "tree":
@@ -147,11 +152,14 @@ def _summary_lines(model, args, documents, notes, facts, assigned):
     if documents:
         lines.append(_words_line(facts))
         if facts["empty"]:
+            given = ("the prior's equal topic weights, no main topic" if what == "main topic"
+                     else "the model's weights alone")
             lines.append(f"{plural(facts['empty'], 'document')} without a word of the vocabulary "
-                         f"(given the model's weights alone; 'words' is 0 in the file)")
+                         f"(given {given}; 'words' is 0 in the file)")
     values, counts = np.unique(assigned, return_counts=True)
     order = np.argsort(-counts, kind="stable")
-    shown = ", ".join(f"{values[j]}: {counts[j]}" for j in order[:20])
+    shown = ", ".join(f"{values[j] if values[j] >= 0 else 'none'}: {counts[j]}"
+                      for j in order[:20])
     lines.append(f"{unit}s per {what}: {shown}" + (", ..." if order.size > 20 else ""))
     return lines
 

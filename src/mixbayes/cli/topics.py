@@ -12,7 +12,9 @@ from ._dask import add_options as add_dask_options, fit, select_n_topics
 from ._fitting import run_fitting
 from ._parser import range_option, positive_int, add_common, add_text_options
 from ._inputs import read_documents
-from ._outputs import note_documents, print_groups, save_figure, write_json, write_rows
+from ..topics import main_topics
+from ._outputs import (note_documents, print_groups, save_figure, topic_cell, write_json,
+                       write_rows)
 from .report import write_run_report
 
 
@@ -90,7 +92,7 @@ def run_topics(args, settings, out, verbose, stream):
     topics = [dict(topic=int(k), usage=float(model.usage_[k]), top_words=by_probability[k],
                    top_words_by_lift=by_lift[k], coherence=coherence["per_topic"][k])
               for k in np.argsort(-model.usage_, kind="stable")]
-    main_topic = model.doc_topic_.argmax(axis=1)
+    main_topic = main_topics(model.doc_topic_)  # -1 for empty documents
     summary = dict(settings=settings, n_documents=corpus.n_documents, n_terms=corpus.n_terms,
                    n_topics=int(model.n_components), log_posterior=float(model.log_posterior_),
                    n_iter=_iterations(model, selection), seconds=round(elapsed, 3),
@@ -111,7 +113,7 @@ def run_topics(args, settings, out, verbose, stream):
     write_rows(out.file("doc_topics.csv"),
                ["id"] + [f"topic{k}" for k in range(model.n_components)]
                + ["main_topic"] + (["label"] if known is not None else []),
-               ([doc] + [f"{v:.6g}" for v in row] + [int(main_topic[i])]
+               ([doc] + [f"{v:.6g}" for v in row] + [topic_cell(main_topic[i])]
                 + ([known[i]] if known is not None else [])
                 for i, (doc, row) in enumerate(zip(corpus.doc_ids, model.doc_topic_))))
     save(model, out.file("model.npz"), vocabulary=corpus)

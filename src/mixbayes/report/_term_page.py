@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import plural
+from ..topics import main_topics
 from . import _geometry
 from ._extract import _hdp_traces, _round, _trace
 
@@ -113,7 +114,8 @@ def _topic_view(model, counts, rows=None):
     """What a topic model shows: every topic, its usage, and (given the documents, or the
     sample of them at ``rows``) the documents of highest weight on it."""
     P = model.topics_
-    main = np.bincount(model.doc_topic_.argmax(axis=1), minlength=P.shape[0])
+    main = main_topics(model.doc_topic_)  # -1: an empty document, no main topic
+    main = np.bincount(main[main >= 0], minlength=P.shape[0])
     scores = None
     if counts is not None:
         scores = model.doc_topic_ if rows is None else model.doc_topic_[rows]

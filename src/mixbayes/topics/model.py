@@ -494,3 +494,12 @@ class OneCorpus:
         from .evidence import topic_evidence
 
         return topic_evidence(model, self.X)
+
+
+def main_topics(weights):
+    """Every document's topic of largest weight in ``weights`` (documents x topics), -1 where
+    that weight is shared: a document without a word of the model's vocabulary has the
+    prior's equal weights, and no topic is its main one (argmax would name topic 0)."""
+    weights = np.asarray(weights)
+    largest = weights.max(axis=1, keepdims=True)
+    return np.where((weights == largest).sum(axis=1) > 1, -1, weights.argmax(axis=1))
