@@ -350,6 +350,19 @@ def test_similarity_blocks_name_what_both_axes_count(n_clusters, ylabel):
     matplotlib.pyplot.close(fig)
 
 
+def test_similarity_blocks_leave_tiny_clusters_unticked_where_ticks_would_overlap():
+    """Clusters of 1-3 items beside ones of hundreds had their tick labels printed on top of
+    each other: the widest blocks are ticked first, the others only where there is room."""
+    sizes = np.array([500, 300, 1, 1, 1, 1, 100, 2, 2, 40, 3, 1, 50])
+    fig = plotting.plot_similarity_blocks(np.eye(sizes.size), sizes)
+    ax = fig.axes[0]
+    for labels, positions in ((ax.get_xticklabels(), ax.get_xticks()),
+                              (ax.get_yticklabels(), ax.get_yticks())):
+        assert [t.get_text() for t in labels] == ["0", "1", "2", "6", "9", "12"]
+        assert np.diff(positions).min() >= sizes.sum() / 30
+    matplotlib.pyplot.close(fig)
+
+
 def test_elbo_figure_shows_each_iterations_gain_on_a_log_scale(fitted):
     """A fit that stops after a few iterations is two or three dots on the ELBO's scale; the
     second panel plots each iteration's gain, on a log scale."""

@@ -462,14 +462,26 @@ def plot_similarity_blocks(blocks, sizes, max_labelled=20):
     centres = 0.5 * (edges[:-1] + edges[1:])
     labelled = len(sizes) <= max_labelled
     if labelled:  # ticks name the clusters; beyond max_labelled they count the items
-        ax.set_xticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
-        ax.set_yticks(centres, [str(k) for k in range(len(sizes))], fontsize=8)
+        shown = _spaced(centres, sizes, edges[-1] / 30)  # tiny clusters' ticks would overlap
+        names = [str(k) for k in shown]
+        ax.set_xticks(centres[shown], names, fontsize=8)
+        ax.set_yticks(centres[shown], names, fontsize=8)
     ax.set_xlabel(f"items by point-estimate cluster ({int(edges[-1]):,})")
     ax.set_ylabel("point-estimate cluster" if labelled else "items, in the same order")
     ax.set_title("posterior similarity, mean per block", fontsize=10)
     fig.colorbar(mesh, ax=ax, label="P(two items share a cluster)")
     fig.tight_layout()
     return fig
+
+
+def _spaced(positions, widths, gap):
+    """The indices (sorted) of the ``positions`` to label when labels must be ``gap`` apart:
+    the widest blocks first, each kept where it is ``gap`` from every one kept before."""
+    kept = []
+    for i in np.argsort(-np.asarray(widths), kind="stable"):
+        if all(abs(positions[i] - positions[j]) >= gap for j in kept):
+            kept.append(i)
+    return np.sort(np.asarray(kept, dtype=int))
 
 
 def _projected_covariances(model, basis):
