@@ -407,3 +407,37 @@ def test_the_chosen_k_label_sits_clear_of_the_curves(chromium, saved, tmp_path, 
             "L", " ").split()]
         for (x1, y1), (x2, y2) in zip(points, points[1:]):
             assert not _crosses((x1, y1, x2, y2), found["box"]), (d, found["box"])
+
+
+def test_long_terms_stay_inside_the_term_panel(chromium, saved, tmp_path):
+    """The term labels had a fixed 120-pixel column: congress109's phrase
+    "congressional.black.caucu" ran out of the panel to the left (a new user's tryout). The
+    column now fits the longest term up to 220 pixels, and a longer term is cut with an
+    ellipsis, whole in its tooltip."""
+    import mixbayes as mb
+
+    model, corpus = saved[1]["topics"], saved[2]
+    # every other term a congress109 phrase, the others longer than any column
+    vocabulary = [f"congressional.black.cau{j:02d}" if j % 2 else
+                  f"a.phrase.far.too.long.for.any.column.of.term.labels.in.the.panel.{j:02d}"
+                  for j in range(corpus.n_terms)]
+    page = write_report(model, tmp_path / "long.html", mb.Corpus(corpus.counts, vocabulary))
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        found = browser.evaluate("""(() => {
+            const svg = document.getElementById('terms').getBoundingClientRect();
+            return Array.from(document.querySelectorAll('#terms g.term')).map(g => {
+                const t = g.querySelector('text.term-label'), r = t.getBoundingClientRect();
+                return [g.dataset.term, t.textContent, r.left - svg.left,
+                        g.querySelector('title').textContent];
+            });
+        })()""")
+    assert {len(term) for term, *_ in found} == {25, 67}  # both kinds shown
+    for term, label, left, tip in found:
+        assert left >= 0, (term, label, left)  # inside the panel's drawing
+        assert tip.startswith(term + ":")
+        if len(term) == 25:
+            assert label == term  # whole: it fits
+        else:
+            assert label.endswith("\u2026") and term.startswith(label[:-1]), label

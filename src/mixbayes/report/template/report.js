@@ -263,6 +263,26 @@
       el("text", { x: 10, y: 30 }, svg, "no terms: this " + unit + " holds no tokens");
       return;
     }
+    // the labels' column as wide as the longest term, within 120-220 px; a longer term is cut
+    // with an ellipsis (whole in its tooltip): a fixed 120 px let congress109's
+    // "congressional.black.caucu" run out of the panel
+    var measure = el("text", { x: 0, y: 0, class: "term-label" }, svg, "");
+    var widthOf = function (text) {
+      measure.textContent = text;
+      var w = 0;
+      try { w = measure.getComputedTextLength(); } catch (e) { w = 0; }
+      return w || text.length * 6.5;
+    };
+    var widest = Math.max.apply(null, rows.map(function (r) { return widthOf(r.term); }));
+    left = Math.min(Math.max(left, Math.ceil(widest) + 12), 220);
+    var shown = function (term) {
+      if (widthOf(term) <= left - 10) return term;
+      var cut = term;
+      while (cut.length > 1 && widthOf(cut + "\u2026") > left - 10) cut = cut.slice(0, -1);
+      return cut + "\u2026";
+    };
+    var labels = rows.map(function (r) { return shown(r.term); });
+    svg.removeChild(measure);
     var most = Math.max.apply(null, rows.map(function (r) { return r.f; }));
     var barW = W - left - 70;
     el("text", { x: left, y: 12, class: "axis" }, svg,
@@ -270,7 +290,7 @@
     rows.forEach(function (r, i) {
       var y = top + i * rowH;
       var g = el("g", { class: "term", "data-term": r.term }, svg);
-      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, r.term);
+      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, labels[i]);
       el("rect", { x: left, y: y + 2, width: (r.f / most * barW).toFixed(1), height: rowH - 4,
                    class: "bar-overall" }, g);
       el("rect", { x: left, y: y + 2, width: (Math.min(r.p * c.share, r.f) / most * barW).toFixed(1),
