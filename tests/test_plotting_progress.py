@@ -452,6 +452,26 @@ def test_tree_trace_draws_every_level_in_its_own_dash_pattern():
     assert len({str(line._dash_pattern) for line in levels}) == 5
 
 
+def test_tree_trace_tells_every_level_apart_past_depth_five_and_its_legend_covers_no_line():
+    """``--depth 7`` (the CLI takes any depth): the patterns repeated after five levels, so
+    level 6 was drawn as level 1 and level 7 as level 2, all in one colour, and the legend of
+    eight entries sat on the lines (a new user's tryout). Every level now has its own dash
+    pattern (and, with one chain, its own colour), and the legend lies below the panel."""
+    X, _ = mb.datasets.make_tree_data(40, random_state=0)
+    model = mb.HierarchicalMixture(7, n_iter=4, random_state=0).fit(X)
+    fig = plotting.plot_tree_trace(model)
+    panel = fig.axes[1]
+    levels = [line for line in panel.get_lines()
+              if line.get_label().startswith("nodes at level")]
+    assert len(levels) == 7
+    assert len({str(line._dash_pattern) for line in levels}) == 7
+    assert len({line.get_color() for line in levels}) == 7
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = panel.get_legend().get_window_extent(renderer)
+    assert legend.y1 <= panel.get_window_extent(renderer).y0  # wholly below the plotting area
+
+
 def test_dendrogram_foot_counts_the_clusters_above_stage_one():
     """Merges at heights >= 1 join components (below 1: points within one): two points joined
     at 0.5 and a third at 1.5 are two clusters at the foot, {0, 1} and {2}; all-below-1 merges

@@ -86,6 +86,23 @@ def test_a_corpus_of_counts_maps_by_term_and_refuses_another_vocabulary(corpus):
         vocabulary.map(mb.Corpus(corpus.counts, [f"term_{j}" for j in range(corpus.n_terms)]))
 
 
+def test_texts_on_the_terms_of_a_count_file_say_how_to_read_them(tmp_path):
+    """A vocabulary saved from counts (dblp3's counts.mtx) has no tokenisation to repeat:
+    ``texts`` said only that, and the user was left to guess; the error now names the way on
+    (reading options, or a corpus mapped), and the options it names work."""
+    counts = mb.Corpus([[1, 2, 0], [0, 1, 3]], ["learn", "network", "secur"])
+    counts.write(tmp_path / "c", format="mtx")
+    vocabulary = Vocabulary.of(mb.read_corpus(tmp_path / "c" / "counts.mtx"))
+    with pytest.raises(ValueError, match=r"read as given.*Vocabulary\.texts\(texts, "
+                                         r"\*\*mixbayes\.corpus\.raw_text_options\(\)\).*"
+                                         r"token_pattern.*Vocabulary\.map"):
+        vocabulary.texts(["learn network zebra"])
+    new = vocabulary.texts(["learn network zebra"], **raw_text_options())
+    assert new.counts.toarray().tolist() == [[1, 1, 0]] and list(new.unknown_terms) == ["zebra"]
+    spaced = vocabulary.texts(["secur secur 3d"], token_pattern=r"\S+")
+    assert spaced.counts.toarray().tolist() == [[0, 0, 2]]
+
+
 def test_saved_vocabulary_round_trip_predicts_as_in_process(fitted, corpus):
     model, path = fitted
     back = mb.persist.load_vocabulary(path)

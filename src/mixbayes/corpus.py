@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from ._formats import (_SIDE_FILES, allow_long_fields, check_announced_shape, count_file, label_count_message, read_label_file,
                        read_labels, read_list, read_text, sniff_delimiter, write_list)
 from ._raw_text import raw_text_options, strip_headers
-from ._validation import check_counts, check_file
+from ._validation import check_counts, check_file, plural
 from .preprocessing import Preprocessing
 
 __all__ = ["Corpus", "read_corpus", "read_labels", "raw_text_options", "strip_headers"]
@@ -435,10 +435,26 @@ def folder_other_files(path):
                   and not f.startswith(".") and os.path.isfile(os.path.join(path, f)))
 
 
+def folder_subfolders(path):
+    """The subfolders of a folder of documents (not hidden), which are not read: only the
+    files directly in it are documents."""
+    return sorted(f for f in os.listdir(path)
+                  if not f.startswith(".") and os.path.isdir(os.path.join(path, f)))
+
+
 def _read_folder(path, **options):
     files = folder_documents(path)
     if not files:
-        raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt documents.")
+        inside = folder_subfolders(path)
+        where = ""
+        if inside:  # a folder per class, as 20 Newsgroups ships: said, not a bare "no documents"
+            shown = ", ".join(inside[:5]) + (f" and {len(inside) - 5} more"
+                                             if len(inside) > 5 else "")
+            where = (f" directly in it; its {plural(len(inside), 'subfolder')} ({shown}) "
+                     f"{'is' if len(inside) == 1 else 'are'} not read: give one of them, or "
+                     "put the .txt files in one folder")
+        raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt "
+                         f"documents{where}.")
     texts = [read_text(f) for f in files]
     ids = [os.path.splitext(os.path.basename(f))[0] for f in files]
     return Corpus.from_texts(texts, doc_ids=ids, **options)

@@ -630,8 +630,16 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
 
 
 # one dash pattern per level, up to depth="auto"'s deepest (5): dashed, dotted, dash-dot,
-# dash-dot-dot, long dashes
+# dash-dot-dot, long dashes; deeper trees (--depth 6 and more) get a long dash and one dot
+# more per level (_level_style), so no two levels share a pattern
 _LEVEL_STYLES = ("--", ":", "-.", (0, (3, 1, 1, 1, 1, 1)), (0, (8, 2)))
+
+
+def _level_style(level):
+    """The dash pattern of the line of nodes at level ``level + 1``: its own at every depth."""
+    if level < len(_LEVEL_STYLES):
+        return _LEVEL_STYLES[level]
+    return (0, (8, 2) + (1, 1.5) * (level - len(_LEVEL_STYLES) + 1))
 
 
 def plot_tree_trace(model):
@@ -650,8 +658,10 @@ def plot_tree_trace(model):
         axes[1].plot(sweeps, row["n_components"], lw=1, color=f"C{chain}",
                      label="components" if chain == 0 else None)
         for level in range(row["nodes"].shape[1]):
-            axes[1].plot(sweeps, row["nodes"][:, level], lw=1, color=f"C{chain}",
-                         ls=_LEVEL_STYLES[level % len(_LEVEL_STYLES)],
+            # one chain: a colour per level too (the colours tell chains apart otherwise)
+            colour = f"C{(level + 1) % 10}" if trace.shape[0] == 1 else f"C{chain}"
+            axes[1].plot(sweeps, row["nodes"][:, level], lw=1, color=colour,
+                         ls=_level_style(level),
                          label=f"nodes at level {level + 1}" if chain == 0 else None)
         axes[2].plot(sweeps, row["acceptance"], lw=1, color=f"C{chain}", label=label)
     titles = ("regularised complete-data log-lik.", "components and nodes",
@@ -667,7 +677,10 @@ def plot_tree_trace(model):
 
     axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[2].set_ylim(0, 1)
-    axes[1].legend(fontsize=7, loc="best")
+    # below the panel, where it covers no line (at depth 7 its eight entries hid half of them)
+    n_entries = 1 + trace[0]["nodes"].shape[1]
+    axes[1].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                   ncol=min(3, n_entries), frameon=False)
     if trace.shape[0] > 1:
         axes[0].legend(fontsize=8)
     fig.tight_layout()

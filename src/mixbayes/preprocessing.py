@@ -124,7 +124,11 @@ class Preprocessing:
                              "corpus (Vocabulary.map).")
         if self.tokens is None:
             raise ValueError("preprocessing: the counts were read as given (not made from "
-                             "text here), so there is no tokenisation to repeat.")
+                             "text here), so there is no tokenisation to repeat; give new "
+                             "text's reading options (Vocabulary.texts(texts, **mixbayes."
+                             "corpus.raw_text_options()), or token_pattern=r'\\S+' for "
+                             "words already split by spaces), or map a corpus read with them "
+                             "(Vocabulary.map).")
         options = dict(self.tokens)
         if options.get("preprocessor") is not None:
             options["preprocessor"] = _preprocessor(options["preprocessor"])

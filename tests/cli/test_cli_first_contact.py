@@ -693,6 +693,32 @@ def test_a_small_table_of_documents_keeps_its_ids_and_lowers_the_default_k(tmp_p
                     "document left out); got 9.")
 
 
+def test_a_folder_of_class_subfolders_is_named_and_its_subfolders_are_not_read_silently(
+        tmp_path, capsys):
+    """A folder per class (20 Newsgroups' layout: docs/space/*.txt, docs/food/*.txt) was
+    refused as holding no documents, with no word of the subfolders, and a subfolder beside
+    .txt files was skipped without a note (a new user's tryout). The error and the note now
+    name them."""
+    folder = tmp_path / "docs"
+    for name, text in (("space", "rockets fly to orbit"), ("food", "bread and butter")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "a.txt").write_text(text + "\n")
+    with pytest.raises(ValueError, match=r"holds no .mtx, docword.\* or .txt documents directly "
+                                         r"in it; its 2 subfolders \(food, space\) are not "
+                                         r"read: give one of them"):
+        mb.read_corpus(folder)
+    status, out, err = _cli(capsys, "cluster", str(folder), "-k", "2",
+                            "--out", str(tmp_path / "o"))
+    assert status == 1 and "subfolders (food, space) are not read" in err
+    for i, text in enumerate(["the cat sat on the mat", "the dog ate the bone", "cats play"]):
+        (folder / f"{i}.txt").write_text(text + "\n")
+    status, out, err = _cli(capsys, "cluster", str(folder), "-k", "2",
+                            "--out", str(tmp_path / "o2"))
+    assert status == 0, err
+    assert ("note: 3 documents read from the folder's .txt files; 2 subfolders not read "
+            "(food, space): only .txt files directly in a folder are documents") in out + err
+
+
 def test_a_folder_of_documents_reads_every_txt_and_names_what_it_left_out(tmp_path, capsys):
     """A folder's .TXT files were skipped (the glob was case-sensitive) and a .csv or .md
     beside the .txt files was left out without a word: the first are read now, the others

@@ -50,6 +50,9 @@ set): the stored parameter ``moves`` only (``"auto"`` for ``"all"``); both runs'
 ``hdp`` again when the categorical start came to be drawn by buckets (``crf_seating_tokens``: the
 same law, other draws; tested against the dense start): every output of its chain changed (9
 clusters, NMI 0.764, where 8 and 0.712).
+Every run with ``--report`` again when the choice of K's label came to be placed clear of the
+curves and the term panel's labels to fit the longest term (the page's script changed): the
+pages' digests and one number of the script (6.5, a character's width in pixels) only.
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

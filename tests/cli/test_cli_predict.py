@@ -173,6 +173,12 @@ def test_points_by_column_count_and_by_name(tmp_path):
     np.savetxt(tmp_path / "ab.csv", points[:, :2], delimiter=",", header="a,b", comments="")
     _one_line_error(run("predict", "g/model.npz", "ab.csv", cwd=tmp_path),
                     "lacks the column(s) 'c'")
+    # whose columns are whose: "(its columns: 'a', 'b', 'c')" read as the file's own
+    np.savetxt(tmp_path / "uv.csv", points, delimiter=",", header="u,v,w", comments="")
+    _one_line_error(run("predict", "g/model.npz", "uv.csv", cwd=tmp_path),
+                    "input: 'uv.csv' lacks the column(s) 'a', 'b', 'c' that the "
+                    "VariationalGaussianMixture was fitted to (the model's columns: 'a', 'b', "
+                    "'c'; the file's: 'u', 'v', 'w').")
     np.savetxt(tmp_path / "one.csv", points[:1], delimiter=",")  # one point is predicted
     result = run("predict", "g/model.npz", "one.csv", "-o", "-", cwd=tmp_path)
     assert result.returncode == 0 and len(_rows(result.stdout)) == 1

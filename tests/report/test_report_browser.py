@@ -363,3 +363,81 @@ def test_a_trace_s_long_tick_labels_leave_its_axis_title_clear(chromium, saved, 
     assert max(len(label[4]) for label in boxes["labels"]) >= 12  # the long labels this is about
     for label in boxes["labels"]:
         assert label[0] >= title[1], (label, title)  # each label right of the rotated title
+
+
+def _crosses(segment, box):
+    """Whether the segment (x1, y1, x2, y2) meets the box (left, right, top, bottom)."""
+    (x1, y1, x2, y2), (left, right, top, bottom) = segment, box
+    for t in np.linspace(0.0, 1.0, 200):
+        x, y = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+        if left <= x <= right and top <= y <= bottom:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("scores", [[100, 900, 905, 910, 915], [100, 900, 890, 880, 870]],
+                         ids=["flat after the chosen K", "falling after it"])
+def test_the_chosen_k_label_sits_clear_of_the_curves(chromium, saved, tmp_path, scores):
+    """The choice of K's 'chosen K = k' label was drawn at the top of the chart, where the
+    curve it marks has its best value: a Bayes factor still rising at the top of the range
+    (mixbayes topics --select 2:6 on a small corpus) ran straight through it (a new user's
+    tryout); so did a curve flat or falling after the chosen K (the model's, 3 here). It now
+    sits where no curve passes, beside its dashed line."""
+    page = write_report(saved[1]["topics"], tmp_path / "k.html", saved[2],
+                        selection=[dict(k=k, log_bayes_factor=v, dispersion=1 / k)
+                                   for k, v in zip(range(2, 7), scores)])
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        found = browser.evaluate("""(() => {
+            const svg = document.getElementById('selection');
+            const label = Array.from(svg.querySelectorAll('text'))
+                .find(t => t.textContent.startsWith('chosen K ='));
+            const b = label.getBBox();
+            const paths = Array.from(svg.querySelectorAll('path'))
+                .filter(p => p.getAttribute('stroke') && p.getAttribute('fill') === 'none')
+                .map(p => p.getAttribute('d'));
+            return {text: label.textContent, box: [b.x, b.x + b.width, b.y, b.y + b.height],
+                    paths: paths};
+        })()""")
+    assert found["text"] == "chosen K = 3"
+    assert len(found["paths"]) == 2  # the Bayes factor and the dispersion
+    for d in found["paths"]:
+        points = [tuple(map(float, p.split(","))) for p in d.replace("M", " ").replace(
+            "L", " ").split()]
+        for (x1, y1), (x2, y2) in zip(points, points[1:]):
+            assert not _crosses((x1, y1, x2, y2), found["box"]), (d, found["box"])
+
+
+def test_long_terms_stay_inside_the_term_panel(chromium, saved, tmp_path):
+    """The term labels had a fixed 120-pixel column: congress109's phrase
+    "congressional.black.caucu" ran out of the panel to the left (a new user's tryout). The
+    column now fits the longest term up to 220 pixels, and a longer term is cut with an
+    ellipsis, whole in its tooltip."""
+    import mixbayes as mb
+
+    model, corpus = saved[1]["topics"], saved[2]
+    # every other term a congress109 phrase, the others longer than any column
+    vocabulary = [f"congressional.black.cau{j:02d}" if j % 2 else
+                  f"a.phrase.far.too.long.for.any.column.of.term.labels.in.the.panel.{j:02d}"
+                  for j in range(corpus.n_terms)]
+    page = write_report(model, tmp_path / "long.html", mb.Corpus(corpus.counts, vocabulary))
+    with Browser(chromium, width=1200, height=1000) as browser:
+        browser.open(page)
+        assert browser.errors == []
+        found = browser.evaluate("""(() => {
+            const svg = document.getElementById('terms').getBoundingClientRect();
+            return Array.from(document.querySelectorAll('#terms g.term')).map(g => {
+                const t = g.querySelector('text.term-label'), r = t.getBoundingClientRect();
+                return [g.dataset.term, t.textContent, r.left - svg.left,
+                        g.querySelector('title').textContent];
+            });
+        })()""")
+    assert {len(term) for term, *_ in found} == {25, 67}  # both kinds shown
+    for term, label, left, tip in found:
+        assert left >= 0, (term, label, left)  # inside the panel's drawing
+        assert tip.startswith(term + ":")
+        if len(term) == 25:
+            assert label == term  # whole: it fits
+        else:
+            assert label.endswith("\u2026") and term.startswith(label[:-1]), label

@@ -217,15 +217,19 @@ def check_text_column(path):
 def _folder_notes(path):
     """A note naming the files of a folder of documents that were not read (only its .txt
     files are documents: a .csv or .md beside them was left out without a word)."""
-    from ..corpus import folder_documents, folder_other_files
+    from ..corpus import folder_documents, folder_other_files, folder_subfolders
 
-    read, other = folder_documents(path), folder_other_files(path)
-    if not other:
+    read, other, inside = folder_documents(path), folder_other_files(path), folder_subfolders(path)
+    if not other and not inside:
         return []
-    shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+
+    def shown(names):
+        return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+    left = ([f"{plural(len(other), 'other file')} left out ({shown(other)})"] if other else [])
+    left += ([f"{plural(len(inside), 'subfolder')} not read ({shown(inside)})"] if inside else [])
     return [f"{plural(len(read), 'document')} read from the folder's .txt files; "
-            f"{plural(len(other), 'other file')} left out ({shown}): only .txt files in a "
-            "folder are documents"]
+            f"{' and '.join(left)}: only .txt files directly in a folder are documents"]
 
 
 def as_input_error(exc):

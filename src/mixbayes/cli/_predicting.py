@@ -133,9 +133,12 @@ def read_new_points(args, model, saved):
     if expected is not None and names is not None and list(names) != expected:
         missing = [column for column in expected if column not in names]
         if missing:
+            # both lists named as whose they are: "(its columns: 'x', 'y', 'z')" after a
+            # file of columns a, b, c read as if the file held x, y and z
             raise ValueError(f"input: {args.input!r} lacks the column(s) "
                              f"{', '.join(map(repr, missing))} that the {name} was fitted to "
-                             f"(its columns: {', '.join(map(repr, expected))}).")
+                             f"(the model's columns: {', '.join(map(repr, expected))}; the "
+                             f"file's: {', '.join(map(repr, names))}).")
         left_out = [column for column in names if column not in expected]
         X = X[:, [list(names).index(column) for column in expected]]
         if left_out or not any(n.startswith("the model's columns taken by name") for n in notes):

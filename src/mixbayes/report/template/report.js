@@ -263,6 +263,26 @@
       el("text", { x: 10, y: 30 }, svg, "no terms: this " + unit + " holds no tokens");
       return;
     }
+    // the labels' column as wide as the longest term, within 120-220 px; a longer term is cut
+    // with an ellipsis (whole in its tooltip): a fixed 120 px let congress109's
+    // "congressional.black.caucu" run out of the panel
+    var measure = el("text", { x: 0, y: 0, class: "term-label" }, svg, "");
+    var widthOf = function (text) {
+      measure.textContent = text;
+      var w = 0;
+      try { w = measure.getComputedTextLength(); } catch (e) { w = 0; }
+      return w || text.length * 6.5;
+    };
+    var widest = Math.max.apply(null, rows.map(function (r) { return widthOf(r.term); }));
+    left = Math.min(Math.max(left, Math.ceil(widest) + 12), 220);
+    var shown = function (term) {
+      if (widthOf(term) <= left - 10) return term;
+      var cut = term;
+      while (cut.length > 1 && widthOf(cut + "\u2026") > left - 10) cut = cut.slice(0, -1);
+      return cut + "\u2026";
+    };
+    var labels = rows.map(function (r) { return shown(r.term); });
+    svg.removeChild(measure);
     var most = Math.max.apply(null, rows.map(function (r) { return r.f; }));
     var barW = W - left - 70;
     el("text", { x: left, y: 12, class: "axis" }, svg,
@@ -270,7 +290,7 @@
     rows.forEach(function (r, i) {
       var y = top + i * rowH;
       var g = el("g", { class: "term", "data-term": r.term }, svg);
-      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, r.term);
+      el("text", { x: left - 6, y: y + rowH / 2, class: "term-label" }, g, labels[i]);
       el("rect", { x: left, y: y + 2, width: (r.f / most * barW).toFixed(1), height: rowH - 4,
                    class: "bar-overall" }, g);
       el("rect", { x: left, y: y + 2, width: (Math.min(r.p * c.share, r.f) / most * barW).toFixed(1),
@@ -483,18 +503,19 @@
     if (chart.chosen !== undefined) {
       el("line", { x1: X(chart.chosen), y1: padT, x2: X(chart.chosen), y2: H - padB,
                    stroke: "#888", "stroke-dasharray": "4 3" }, svg);
-      var late = X(chart.chosen) > W - padR - 90;  // the label on the line's roomier side
-      el("text", { x: X(chart.chosen) + (late ? -4 : 4), y: padT + 10, class: "axis",
-                   "text-anchor": late ? "end" : "start" }, svg, "chosen K = " + chart.chosen);
     }
+    var segments = [];  // every drawn stretch of every curve, in pixels: where a label must not go
     var legend = el("g", { class: "legend" }, svg);
     var lx = padL;
     chart.series.forEach(function (s, n) {
       var colour = PALETTE[n % PALETTE.length], Y = sides[s.axis || "left"].Y, xs = s.x || chart.x;
-      var d = "", pen = "M";
+      var d = "", pen = "M", last = null;
       s.y.forEach(function (v, i) {
-        if (v === null) { pen = "M"; return; }
+        if (v === null) { pen = "M"; last = null; return; }
         d += pen + X(xs[i]).toFixed(1) + "," + Y(v).toFixed(1); pen = "L";
+        var here = [X(xs[i]), Y(v)];
+        segments.push(last ? [last[0], last[1], here[0], here[1]] : [here[0], here[1], here[0], here[1]]);
+        last = here;
       });
       el("path", { d: d, fill: "none", stroke: colour, "stroke-width": 1.6,
                    "stroke-dasharray": s.axis === "right" ? "5 3" : null }, svg);
@@ -511,6 +532,45 @@
       lx += 24 + label.length * 5.6;
       void text;
     });
+    if (chart.chosen !== undefined) chosenLabel(svg, X(chart.chosen), padT, H - padB, padL,
+                                                W - padR, segments, "chosen K = " + chart.chosen);
+  }
+
+  // Does the segment (x1, y1)-(x2, y2) meet the box [left, right] x [top, bottom]? (Liang-Barsky)
+  function meets(seg, box) {
+    var x = seg[0], y = seg[1], dx = seg[2] - x, dy = seg[3] - y, lo = 0, hi = 1;
+    var p = [-dx, dx, -dy, dy], q = [x - box[0], box[1] - x, y - box[2], box[3] - y];
+    for (var i = 0; i < 4; i++) {
+      if (p[i] === 0) { if (q[i] < 0) return false; continue; }
+      var r = q[i] / p[i];
+      if (p[i] < 0) { if (r > hi) return false; if (r > lo) lo = r; }
+      else { if (r < lo) return false; if (r < hi) hi = r; }
+    }
+    return true;
+  }
+
+  // The chosen K's label beside its dashed line, at the first height (from the top) where no
+  // curve runs through it, on the line's roomier side first: at the top, where it always was,
+  // it sat on the curve it marks, whose best value is the chosen one.
+  function chosenLabel(svg, x, top, bottom, left, right, segments, label) {
+    var text = el("text", { x: 0, y: 0, class: "axis" }, svg, label);
+    var width = label.length * 6, height = 11;
+    try { width = text.getComputedTextLength() || width; } catch (e) { /* not laid out */ }
+    var sides = x > right - width - 8 ? [true, false] : [false, true];  // true: left of the line
+    var place = null;
+    sides.some(function (late) {
+      if (late ? x - 4 - width < left : x + 4 + width > right) return false;
+      for (var y = top + height; y <= bottom - 2; y += 3) {
+        var box = late ? [x - 4 - width, x - 4, y - height, y + 2] : [x + 4, x + 4 + width, y - height, y + 2];
+        if (!segments.some(function (seg) { return meets(seg, box); })) { place = [late, y]; return true; }
+      }
+      return false;
+    });
+    if (!place) place = [sides[0], top + height];  // nowhere clear: where it always was
+    text.setAttribute("x", x + (place[0] ? -4 : 4));
+    text.setAttribute("y", place[1]);
+    text.setAttribute("text-anchor", place[0] ? "end" : "start");
+    text.setAttribute("class", "axis chosen-label");
   }
 
   function drawTraces() {
