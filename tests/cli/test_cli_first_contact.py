@@ -317,6 +317,26 @@ def test_gmm_fits_a_table_with_duplicated_and_constant_columns(tmp_path, capsys)
     assert model.reg_covar == 1e-4
 
 
+def test_gmm_merge_moves_reach_the_model_and_join_a_split_cluster(tmp_path, capsys):
+    """Three clusters that the default's start leaves as five components; --merge-moves
+    (gmm only) joins them to three."""
+    X, truth = mb.datasets.make_gaussian_mixture(150, 3, 3, random_state=10)
+    np.savetxt(tmp_path / "p.csv", X, delimiter=",", header="a,b,c", comments="")
+    counts = {}
+    for flags in ([], ["--merge-moves"]):
+        out = tmp_path / ("merged" if flags else "plain")
+        status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.csv"), "--model", "gmm",
+                              *flags, "--out", str(out), "-q")
+        assert status == 0, err
+        model = mb.load(out / "model.npz")
+        assert model.merge_moves == bool(flags)
+        counts[bool(flags)] = model.n_effective_components_
+    assert counts == {False: 5, True: 3}
+    status, _, err = _cli(capsys, "cluster", str(tmp_path / "p.csv"), "--model", "tree",
+                          "--merge-moves", "--out", str(tmp_path / "t"), "-q")
+    assert status != 0 and "--merge-moves applies to --model gmm" in err
+
+
 _FLAG_VALUES = {
     "--model": ["dmm", "gmm", "hdp", "lda"], "-k": ["0", "1", "2", "3", "-1", "x", "1e3"],
     "--select": ["1:3", "2:2", "3:1", "2:4:0", "a:b", "2:3:1"], "--n-init": ["1", "0", "two"],

@@ -53,6 +53,8 @@ clusters, NMI 0.764, where 8 and 0.712).
 Every run with ``--report`` again when the choice of K's label came to be placed clear of the
 curves and the term panel's labels to fit the longest term (the page's script changed): the
 pages' digests and one number of the script (6.5, a character's width in pixels) only.
+``gmm`` and ``gmm_workers`` again when the Gaussian mixture gained ``merge_moves`` (off by
+default): the stored parameter and the settings in summary.json (a line each).
 
 Paths are relative (each run's working folder is a fresh temporary one), so none is absolute.
 To record the fixtures again after a change meant to alter an output, run

@@ -116,3 +116,16 @@ def test_travelling_objects_pickle(points, local):
     step = _cavi._local_step(data, (family, state.family_expectations, state.expected_log_weights))
     for thing in (_model(), family, data, step, PointMoments.of(points, points[0], True)):
         pickle.loads(pickle.dumps(thing))
+
+
+def test_merge_moves_on_the_cluster_equal_them_in_process(client):
+    """The merge moves read only the engine's local steps and summed statistics: the same
+    merges, the same fit, shard by shard."""
+    X = make_gaussian_mixture(150, 3, 3, random_state=10)[0]
+    params = dict(n_components=10, merge_moves=True, random_state=0)
+    local = mb.VariationalGaussianMixture(**params).fit(X)
+    assert local.n_effective_components_ == 3
+    assert local.n_effective_components_ < mb.VariationalGaussianMixture(
+        **dict(params, merge_moves=False)).fit(X).n_effective_components_
+    remote = mb.VariationalGaussianMixture(**params).fit(da.from_array(X, chunks=((70, 80), 3)))
+    _assert_same_fit(local, remote)

@@ -571,3 +571,60 @@ def test_constant_points_fit_without_scikit_learns_kmeans_warning():
         model = mb.VariationalGaussianMixture(3).fit(np.ones((10, 2)))
     assert [str(w.message) for w in caught] == []
     assert model.n_effective_components_ == 1
+
+
+# ---------------------------------------------------------------- merge moves
+def test_merged_statistics_are_those_of_the_merged_responsibilities():
+    """A merge's global step reads the current statistics with one component's added to
+    another's: exactly the statistics of the responsibilities so merged."""
+    X, _ = _blobs(0, n=60)
+    family = GaussianFamily("full", X.mean(axis=0), 1.0, 3.0, np.cov(X.T))
+    data = family.prepare(X)
+    resp = np.random.default_rng(0).dirichlet(np.ones(4), size=60)
+    merged_resp = resp.copy()
+    merged_resp[:, 1] += merged_resp[:, 3]
+    merged_resp[:, 3] = 0.0
+    got = family.sufficient_statistics(data, resp).merged(1, 3)
+    want = family.sufficient_statistics(data, merged_resp)
+    for name in ("counts", "sums", "squares"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), atol=1e-12)
+
+
+def _split_blobs():
+    """Three well-separated clusters of which the k-means start of 10 components leaves one
+    split between two components that CAVI keeps (data seed 10 of the merge study)."""
+    X, truth = mb.datasets.make_gaussian_mixture(150, 3, 3, random_state=10)
+    return X, truth.labels
+
+
+@pytest.mark.parametrize("covariance_type", ["full", "diag"])
+def test_merge_moves_join_a_split_cluster_at_a_higher_elbo(covariance_type):
+    X, truth = _split_blobs()
+    plain = mb.VariationalGaussianMixture(10, covariance_type=covariance_type).fit(X)
+    merged = mb.VariationalGaussianMixture(10, covariance_type=covariance_type,
+                                           merge_moves=True).fit(X)
+    assert plain.n_effective_components_ > 3
+    assert merged.n_effective_components_ == 3 and mb.metrics.ari(truth, merged.labels_) > 0.97
+    assert mb.metrics.ari(truth, merged.labels_) > mb.metrics.ari(truth, plain.labels_) + 0.05
+    assert merged.elbo_ > plain.elbo_ + 5.0
+    # the trace runs through the kept merges and never falls
+    assert merged.n_iter_ == merged.elbo_trace_.size > plain.n_iter_
+    assert np.all(np.diff(merged.elbo_trace_) >= -1e-8 * np.abs(merged.elbo_trace_[1:]))
+    assert merged.elbo_trace_[-1] == merged.elbo_
+    np.testing.assert_array_equal(merged.labels_, merged.predict(X))
+
+
+def test_merge_moves_respect_max_iter_and_leave_a_degenerate_prior_alone():
+    X, _ = _split_blobs()
+    plain = mb.VariationalGaussianMixture(10).fit(X)
+    capped = _quiet_fit(mb.VariationalGaussianMixture(10, merge_moves=True,
+                                                      max_iter=plain.n_iter_ + 3), X)
+    assert capped.n_iter_ <= plain.n_iter_ + 3
+    constant = np.column_stack([X, np.full(len(X), 2.0)])
+    for model in (mb.VariationalGaussianMixture(10, merge_moves=True, reg_covar=0.0),
+                  mb.VariationalGaussianMixture(10, merge_moves=True)):
+        data = X if model.reg_covar == 0 else constant
+        with_merges = model.fit(data)
+        assert with_merges._degenerate_prior()
+        without = mb.VariationalGaussianMixture(10, reg_covar=model.reg_covar).fit(data)
+        assert with_merges.elbo_ == without.elbo_

@@ -21,6 +21,7 @@ _CLUSTER_OPTIONS = {
     "n_init": ("--n-init", ("dmm", "gmm"), {"dmm": 5, "gmm": 1}),
     "covariance_type": ("--covariance-type", ("gmm", "tree"), {"gmm": "full", "tree": "tied"}),
     "reg_covar": ("--reg-covar", ("gmm",), 1e-6),
+    "merge_moves": ("--merge-moves", ("gmm",), False),
     "n_iter": ("--n-iter", ("hdp", "tree"), 100),
     "burn_in": ("--burn-in", ("hdp", "tree"), None),
     "n_chains": ("--n-chains", ("hdp", "tree"), 1),
@@ -51,7 +52,8 @@ _CLI_WORDS = {
     "group_concentration_prior": "--alpha0-prior", "top_concentration": "--gamma0",
     "group_concentration": "--alpha0", "n_iter": "--n-iter", "burn_in": "--burn-in",
     "n_chains": "--n-chains", "word_prior": "--word-prior", "covariance_type":
-    "--covariance-type", "reg_covar": "--reg-covar", "inference": "--inference",
+    "--covariance-type", "reg_covar": "--reg-covar", "merge_moves": "--merge-moves",
+    "inference": "--inference",
     "text_column": "--text-column", "label_column": "--label-column", "depth": "--depth",
     "margin_weight": "--margin-weight", "n_jobs": "--n-jobs", "min_df": "--min-df",
     "max_df": "--max-df", "max_features": "--max-features",

@@ -78,6 +78,15 @@ class GaussianStats(Sized):
         return GaussianStats(self.counts + other.counts, self.sums + other.sums,
                              self.squares + other.squares)
 
+    def merged(self, keep, drop):
+        """The statistics of component ``drop``'s responsibilities moved to ``keep`` (they are
+        sums over points, so a merge adds them; ``drop`` is left empty)."""
+        merged = GaussianStats(self.counts.copy(), self.sums.copy(), self.squares.copy())
+        for array in (merged.counts, merged.sums, merged.squares):
+            array[keep] += array[drop]
+            array[drop] = 0.0
+        return merged
+
 
 @dataclass
 class GaussianPosterior:

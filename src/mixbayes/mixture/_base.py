@@ -319,10 +319,72 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
             stats, counts = rows.statistics(family, local)
             return self._global_from_stats(stats, counts, family, state.weight_prior, fit_priors)
 
+        def local_step(state):
+            return rows.local_step(family, state)
+
         state = self._start_state(X, data, family, rng, resp)
-        result = self._cavi(run, rows.n, family, state, lambda state: rows.local_step(
-            family, state), global_step)
+        result = self._cavi(run, rows.n, family, state, local_step, global_step)
+        if self._merge_trials:
+            result = self._merge_moves(run, rows, family, result, local_step, global_step,
+                                       fit_priors)
         result["labels"] = rows.labels(result.pop("local"))
+        return result
+
+    def _merge_round(self, run, rows, family, result, local_step, global_step, fit_priors,
+                     max_iter, better_than):
+        """The first of the candidate merges of the converged ``result`` whose proposal and
+        whose CAVI run from it both end above ``better_than``: that run, or None."""
+        state = result["state"]
+        stats, counts = rows.statistics(family, result["local"])
+        for keep, drop in self._merge_candidates(state, counts)[:self._merge_trials]:
+            merged_counts = counts.copy()
+            merged_counts[keep] += merged_counts[drop]
+            merged_counts[drop] = 0.0
+            trial = self._global_from_stats(stats.merged(keep, drop), merged_counts, family,
+                                            state.weight_prior, fit_priors)
+            if local_step(trial)[1] + self._global_terms(trial, family) <= better_than:
+                continue
+            # the run is checked too: where rounding makes the posterior scale indefinite
+            # (no floor, a duplicated column) the proposal's ELBO can read high
+            run_from = self._cavi(run, rows.n, family, trial, local_step, global_step, max_iter)
+            if run_from["elbo"] > better_than:
+                return run_from
+        return None
+
+    # merge moves after CAVI: how many candidate pairs a round tries (0: no merge moves)
+    _merge_trials = 0
+
+    def _merge_candidates(self, state, counts):  # pragma: no cover - abstract
+        """Pairs ``(keep, drop)`` of components in use, the likeliest merges first."""
+        raise NotImplementedError
+
+    def _merge_moves(self, run, rows, family, result, local_step, global_step, fit_priors):
+        r"""Merge moves (Hughes & Sudderth 2013) after CAVI has converged, until none helps.
+
+        CAVI only ever moves responsibility a little at a time, so where a start splits one
+        cluster between two components both keep their half: each half explains its points
+        better than the whole would, and emptying one takes many iterations of lower ELBO. A
+        merge proposes the jump: component ``drop``'s responsibilities given to ``keep``.
+        The statistics are sums over points, so the merged global factors come from the
+        current statistics without a pass over the data; one local step then gives the ELBO
+        of the proposal (coordinate optimal in the local factors). Where that is higher than
+        the converged ELBO by more than ``tol``, CAVI goes on from it, and its run is kept if
+        it ends higher too (:meth:`_merge_round`). The trace rises through a kept merge;
+        each round tries :attr:`_merge_trials` pairs (:meth:`_merge_candidates`) at one
+        data pass each. A rejected proposal's local step must not overwrite the kept local
+        state: the families that reuse their buffers (the documents') have no merge moves.
+        """
+        scale = self._tol_scale(rows.n)
+        for _ in range(self.n_components - 1):  # each merge kept empties a component
+            left = self.max_iter - result["trace"].size  # max_iter counts every iteration
+            if not result["converged"] or left < 1:
+                break
+            merged = self._merge_round(run, rows, family, result, local_step, global_step,
+                                       fit_priors, left, result["elbo"] + self.tol * scale)
+            if merged is None:
+                break
+            merged["trace"] = np.concatenate([result["trace"], merged["trace"]])
+            result = merged
         return result
 
     def _start_state(self, X, data, family, rng, resp):
@@ -331,18 +393,20 @@ class VariationalMixture(ClusterMixin, BaseEstimator):
         fit_priors = bool(getattr(self, "fit_priors", False))
         return self._global_step(data, resp, family, float(self._weight_prior()), fit_priors)
 
-    def _cavi(self, run, n_samples, family, state, local_step, global_step):
+    def _cavi(self, run, n_samples, family, state, local_step, global_step, max_iter=None):
         r"""Alternate ``local_step(state) -> (local, evidence)`` and ``global_step(local, state)
         -> state`` until the ELBO settles; ``evidence`` is the data's part of the ELBO
         (:math:`\sum_i \log h(x_i) + \operatorname{logsumexp}_k L_{ik}`). In process the
         local result is the responsibilities; in a distributed fit, futures of the shards'
-        statistics. ``local`` in the result is the local step under the returned ``state``."""
+        statistics. ``local`` in the result is the local step under the returned ``state``.
+        At most ``max_iter`` iterations (None: the model's ``max_iter``)."""
         trace = []
         converged, last_change = False, np.inf
         scale = self._tol_scale(n_samples)
-        with progress(self.max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
+        max_iter = self.max_iter if max_iter is None else max_iter
+        with progress(max_iter, self.verbose, f"CAVI run {run + 1}/{self.n_init}",
                       upper_bound=True) as bar:
-            for _ in range(self.max_iter):
+            for _ in range(max_iter):
                 local, evidence = local_step(state)
                 trace.append(evidence + self._global_terms(state, family))
                 bar.update()

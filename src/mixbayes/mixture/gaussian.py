@@ -70,6 +70,20 @@ class VariationalGaussianMixture(VariationalMixture):
         (absolute, unlike the document mixture's per-document ``tol``: superfluous components
         empty by a slow drift of a fraction of a nat per iteration, and a per-sample threshold
         stops Old Faithful with three components instead of two).
+    merge_moves : bool, default=False
+        After CAVI converges, try merging pairs of components (the closest first), keeping a
+        merge where the ELBO CAVI reaches from it is higher (Hughes & Sudderth 2013; see
+        ``VariationalMixture._merge_moves``). CAVI alone keeps a cluster that the start split
+        between two components split: on three well-separated clusters (150 points, 3
+        features, ``n_components=10``, data seeds 0-39) the default finds 3 components for 30
+        of the 40 seeds (mean ARI 0.947), with merges 37 (0.955), at a higher ELBO on every
+        seed it changes and about the same time. Not the default: where ``n_components`` is
+        the number of known classes the higher ELBO is often fewer clusters than classes
+        (``bench/bench_gmm.py``, 20 seeds: ARI 0.673 -> 0.568 on iris, 0.933 -> 0.502 on wine,
+        0.662 -> 0.375 on ecoli), so merges are for letting the data choose the number of
+        clusters under a generous ``n_components``. Left out where the prior scale is
+        degenerate (``_degenerate_prior``: a constant or, with full covariances, a collinear
+        column, or ``reg_covar=0``).
     n_init, max_iter, random_state, n_jobs, verbose
         As for :class:`~mixbayes.DirichletMultinomialMixture`.
 
@@ -111,6 +125,7 @@ class VariationalGaussianMixture(VariationalMixture):
         "random_state": RandomState(),
         "n_jobs": NJobs(),
         "verbose": Interval("int", 0),
+        "merge_moves": Options((False, True)),
     }
 
     def __init__(self, n_components=5, *, covariance_type="full",
@@ -118,7 +133,7 @@ class VariationalGaussianMixture(VariationalMixture):
                  weight_concentration_prior=None,
                  mean_precision_prior=None, mean_prior=None, degrees_of_freedom_prior=None,
                  covariance_prior=None, reg_covar=1e-6, init="kmeans++", n_init=1, max_iter=500,
-                 tol=1e-3, random_state=0, n_jobs=None, verbose=0):
+                 tol=1e-3, merge_moves=False, random_state=0, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.covariance_type = covariance_type
         self.weight_concentration_prior_type = weight_concentration_prior_type
@@ -132,6 +147,7 @@ class VariationalGaussianMixture(VariationalMixture):
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.merge_moves = merge_moves
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -160,6 +176,37 @@ class VariationalGaussianMixture(VariationalMixture):
 
     _points = True
 
+    @property
+    def _merge_trials(self):
+        """Candidate merges a round tries (:meth:`VariationalMixture._merge_moves`)."""
+        return 8 if self.merge_moves else 0
+
+    def _merge_candidates(self, state, counts):
+        """Pairs of components holding at least half a point each, closest first by the
+        squared Mahalanobis distance of their means under their mean expected covariance;
+        the larger of a pair is kept. None where the prior scale is degenerate
+        (:meth:`_degenerate_prior`)."""
+        if self._degenerate_prior():
+            return []
+        post = state.family_posterior
+        used = np.flatnonzero(counts >= 0.5)
+        if self.covariance_type == "full":
+            covariances = post.scale / post.dof[:, None, None]
+        else:
+            variances = post.scale / post.dof[:, None] if self.covariance_type == "diag" \
+                else (post.scale / post.dof)[:, None] * np.ones(post.means.shape[1])
+            covariances = variances[:, :, None] * np.eye(post.means.shape[1])
+        pairs = []
+        for a, i in enumerate(used):
+            for j in used[a + 1:]:
+                gap = post.means[i] - post.means[j]
+                # pinv: without reg_covar a component's covariance may be singular
+                distance = gap @ np.linalg.pinv(0.5 * (covariances[i] + covariances[j])) @ gap
+                keep, drop = (i, j) if counts[i] >= counts[j] else (j, i)
+                pairs.append((distance, int(keep), int(drop)))
+        pairs.sort()
+        return [(keep, drop) for _, keep, drop in pairs]
+
     def _make_family(self, X):
         return self._family_factory(X, _engines.OneBlock(X))()
 
@@ -173,6 +220,25 @@ class VariationalGaussianMixture(VariationalMixture):
             return self._family()
 
         return make
+
+    def _degenerate_prior(self):
+        """Whether the prior scale :math:`W_0^{-1}` is the covariance floor alone in some
+        direction (a constant column; with ``"full"``, collinear columns), or there is no
+        floor. The data then lie in a subspace, every component's density along the rest is
+        as sharp as the floor lets it be, and the ELBOs of different partitions differ by
+        what the floor sets rather than by the clusters: on three clusters with a duplicated
+        and a constant column, one component scored 34 nats above the three (ARI 1 with
+        either column alone). Without a floor (``reg_covar=0``) a component spanning
+        far-apart clusters of collinear columns has a posterior scale that rounding leaves
+        singular, and its ELBO reads hundreds of nats high. Merge moves are left out there."""
+        floor = self.covariance_floor_
+        if not np.all(floor > 0):
+            return True
+        prior = np.asarray(self.covariance_prior_, dtype=float)
+        if prior.ndim == 2:
+            scaled = prior / np.sqrt(np.outer(floor, floor))
+            return bool(np.linalg.eigvalsh(scaled)[0] <= 2.0)
+        return bool(np.any(prior <= 2.0 * (floor if prior.ndim == 1 else floor.mean())))
 
     def _needs_covariance(self):
         """Whether the priors read the data's covariance matrix (not only its variances)."""

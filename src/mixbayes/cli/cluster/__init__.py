@@ -72,6 +72,10 @@ def add_parser(sub):
                          "gmm, tied tree)")
     cluster.add_argument("--reg-covar", type=float, default=None, metavar="FLOOR",
                          help="gmm: added to every variance, relative to the data's (default: 1e-6)")
+    cluster.add_argument("--merge-moves", action="store_const", const=True, default=None,
+                         help="gmm: after the fit converges, merge pairs of components where "
+                         "that raises the ELBO (joins a cluster the start split in two; for a "
+                         "generous -k, as it may join overlapping classes too)")
     cluster.add_argument("--n-iter", type=positive_int, default=None, metavar="N",
                          help="hdp, tree: sweeps of each chain (default: 100, as in Python)")
     cluster.add_argument("--burn-in", type=seed_number, default=None, metavar="N",

@@ -34,7 +34,8 @@ def run(args, settings, out, verbose, stream, start):
                          f"{k}.")
     model = cluster_fit(VariationalGaussianMixture(
         k, covariance_type=args.covariance_type, reg_covar=args.reg_covar,
-        n_init=args.n_init, random_state=args.seed, verbose=verbose), X, args)
+        merge_moves=args.merge_moves, n_init=args.n_init, random_state=args.seed,
+        verbose=verbose), X, args)
     elapsed = time.perf_counter() - start
     proba = model.predict_proba(X)
     write_rows(out.file("assignments.csv"),
