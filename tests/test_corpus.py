@@ -369,6 +369,17 @@ def test_semicolon_csv_of_texts_is_read(tmp_path):
     assert list(corpus.doc_ids) == ["0", "1", "2"] and list(corpus.labels) == ["0", "1", "0"]
 
 
+@pytest.mark.parametrize("content, message", [
+    ("", "is empty"),  # it said "no rows under its header line": there is no header line
+    ("\n  \n", "is empty"),
+    ("id,text\n", "has no rows under its header line"),
+])
+def test_empty_csv_and_csv_of_a_header_alone_are_told_apart(tmp_path, content, message):
+    (tmp_path / "d.csv").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        mb.read_corpus(tmp_path / "d.csv")
+
+
 @pytest.mark.parametrize("content", [
     "label\n1\n2\n1\n",  # a header naming the column
     "class\nb\na\nb\n",

@@ -467,6 +467,10 @@ ID_COLUMNS = ("id", "doc_id", "document_id", "docid")
 def _read_csv(path, text_column, id_column, label_column, **options):
     text = read_text(path)
     allow_long_fields(text)
+    if not text.strip():
+        raise ValueError(f"path: CSV file {path!r} is empty (a CSV of documents needs a "
+                         "header line naming the columns, one of them text, and a row a "
+                         "document).")
     rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter=sniff_delimiter(text)))
     if not rows:
         raise ValueError(f"path: CSV file {path!r} has no rows under its header line (its "

@@ -707,10 +707,12 @@ def test_a_small_table_of_documents_keeps_its_ids_and_lowers_the_default_k(tmp_p
     assert (occupied == 6) == ("(of K = 6 fitted)" not in headline)
     ids = [row.split(",")[0] for row in (out / "assignments.csv").read_text().splitlines()[1:]]
     assert ids == ["11", "12", "13", "14", "16", "17"]  # the table's, the empty 15 left out
-    status, _, err = _cli(capsys, "cluster", str(table), "-k", "9", "--out", str(tmp_path / "p"))
-    _one_line_error(status, err, "-k must be an integer in [1, 6]",
-                    "(at most the number of documents or points fitted, 6, after 1 empty "
-                    "document left out); got 9.")
+    for command in ("cluster", "topics"):  # the same words (topics' said nothing of it)
+        status, _, err = _cli(capsys, command, str(table), "-k", "9", "--out",
+                              str(tmp_path / command))
+        _one_line_error(status, err, "-k must be an integer in [1, 6]",
+                        "(at most the number of documents or points fitted, 6, after 1 empty "
+                        "document left out); got 9.")
 
 
 def test_a_folder_of_class_subfolders_is_named_and_its_subfolders_are_not_read_silently(

@@ -558,3 +558,17 @@ def read_model(path):
         return load(path)
     except (ValueError, OSError) as exc:  # OSError: a missing or unreadable file
         raise _as_model_error(exc) from None
+
+
+def left_out_text(left_out):
+    """", after N empty documents left out" where some were, for messages about -k."""
+    return f", after {plural(left_out, 'empty document')} left out" if left_out else ""
+
+
+def check_k(k, n_documents, left_out):
+    """A ``-k`` the user gave above the documents with words is an error that says how many
+    had words (the same words for clusters and topics)."""
+    if k is not None and k > n_documents:
+        raise ValueError(f"-k must be an integer in [1, {n_documents}] (at most the number of "
+                         f"documents or points fitted, {n_documents}"
+                         f"{left_out_text(left_out)}); got {k}.")

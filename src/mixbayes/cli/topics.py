@@ -11,7 +11,7 @@ from .._validation import plural
 from ._dask import add_options as add_dask_options, fit, select_n_topics
 from ._fitting import run_fitting
 from ._parser import range_option, positive_int, add_common, add_text_options
-from ._inputs import read_documents
+from ._inputs import check_k, read_documents
 from ..topics import main_topics
 from ._outputs import (note_documents, print_groups, save_figure, topic_cell, write_json,
                        write_rows)
@@ -63,6 +63,8 @@ def run_topics(args, settings, out, verbose, stream):
     corpus, stop_words, left_out = read_documents(args)
     note_documents(settings, stop_words, args, left_out, stream, getattr(corpus, "notes", ()),
                    corpus)
+    if args.select is None:
+        check_k(args.n_components, corpus.n_documents, left_out)
     # --select fits at select_n_topics' own tolerance (closer to the mode than a fit for
     # prediction needs: the evidence reads the curvature there), -k at TopicModel's default
     tol = {} if args.select is None else {"tol": SELECTION_TOL}

@@ -10,7 +10,7 @@ import numpy as np
 from ..._validation import plural
 from .._settings import range_text
 from .._dask import fit as cluster_fit
-from .._inputs import read_documents
+from .._inputs import check_k, left_out_text, read_documents
 from .._outputs import note_documents, print_groups, save_figure, write_json, write_rows
 from .._sharded import probabilities
 from .._uncertainty import write_uncertainty
@@ -123,14 +123,12 @@ def _clusters_for(args, settings, n_documents, left_out, stream):
     k = args.n_components
     if getattr(args, "select", None) is not None or k <= n_documents:
         return k, None
-    empties = f", after {plural(left_out, 'empty document')} left out" if left_out else ""
     if "n_components" in args.defaulted:
         note = (f"-k lowered from its default {k} to the number of documents with words "
-                f"({n_documents}{empties})")
+                f"({n_documents}{left_out_text(left_out)})")
         print(f"note: {note}", file=stream)
         return n_documents, note
-    raise ValueError(f"-k must be an integer in [1, {n_documents}] (at most the number of "
-                     f"documents or points fitted, {n_documents}{empties}); got {k}.")
+    check_k(k, n_documents, left_out)
 
 
 def _assignments(model, corpus, known):
