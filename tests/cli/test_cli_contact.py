@@ -442,14 +442,16 @@ def test_sampler_chains_burn_in_and_word_prior_from_the_command_line(tmp_path, c
     assert "--word-prior: must be a finite number > 0" in capsys.readouterr().err
 
 
-def test_inspect_says_how_many_components_it_left_out(tmp_path, capsys, saved):
+def test_inspect_says_how_many_components_it_left_out(tmp_path, capsys):
     from mixbayes.cli._outputs import SHOWN
 
-    _, models, _, folder = saved
-    points = np.load(folder / "points.npy")
-    model = mb.VariationalGaussianMixture(SHOWN + 3, n_init=1, max_iter=5, random_state=0)
+    # many points, every component in use after two iterations (the listing leaves the
+    # switched-off components to one line of their own)
+    points = np.random.default_rng(0).uniform(size=(2000, 2))
+    model = mb.VariationalGaussianMixture(SHOWN + 3, n_init=1, max_iter=2, random_state=0)
     with pytest.warns(mb.ConvergenceWarning):
         model.fit(points)
+    assert model.n_effective_components_ == SHOWN + 3
     mb.save(model, tmp_path / "gmm.npz")
     status, out, err = _cli(capsys, "inspect", str(tmp_path / "gmm.npz"))
     assert status == 0, err

@@ -41,7 +41,9 @@ def test_each_kind_in_a_few_lines(capsys, saved, kind, name, size, fit):
     assert lines[3].startswith(fit.format(**vars(model)))
     if kind == "gmm":
         means = [line for line in lines if line.startswith("component ")]
-        assert len(means) == 3  # every component, by weight
+        # the components in use, by weight; one line for the one switched off
+        assert len(means) == model.n_effective_components_ == 2
+        assert lines[-1].startswith("1 component switched off (less than half a point")
         k = int(np.argmax(model.weights_))
         assert means[0].startswith(f"component {k}: weight {model.weights_[k]:.3f}, mean (")
         return
@@ -51,6 +53,25 @@ def test_each_kind_in_a_few_lines(capsys, saved, kind, name, size, fit):
     assert shown == {k: [str(c) for c in columns[k]] for k in shown}
     assert len(shown) == (model.n_components_ if kind == "hdp" else 3)
     assert len(lines) == 5 + len(shown)
+
+
+def test_a_gaussian_mixture_lists_the_components_in_use_and_counts_the_rest(capsys, tmp_path):
+    """n_components=10 on three clusters: the components in use by weight, then one line for
+    the ones switched off (they listed one by one, each at the prior mean, weight 0.001)."""
+    X = mb.datasets.make_gaussian_mixture(150, 3, 3, random_state=0)[0]
+    model = mb.VariationalGaussianMixture(10).fit(X)
+    mb.save(model, tmp_path / "m.npz")
+    status, out, err = _inspect(capsys, tmp_path / "m.npz")
+    assert status == 0 and err == ""
+    listed = [int(line.split()[1][:-1]) for line in out.splitlines()
+              if line.startswith("component ")]
+    used = model.n_effective_components_
+    assert 1 < used < 10 and len(listed) == used
+    assert listed == list(np.argsort(-model.weights_, kind="stable")[:used])
+    off = np.setdiff1d(np.arange(10), listed)
+    assert out.splitlines()[-1] == (
+        f"{10 - used} components switched off (less than half a point each, weight at most "
+        f"{model.weights_[off].max():.3g})")
 
 
 def test_vocabulary_names_the_terms(capsys, saved):

@@ -246,8 +246,14 @@ def _top_terms(model, declared, unit, vocabulary, top, given=None):
                           f"{_vector(model.components_[k])}" for k in order[:SHOWN]],
                          len(order), unit)
         order = np.argsort(-model.weights_, kind="stable")
-        return _more([f"{unit} {k}: weight {model.weights_[k]:.3f}, mean "
-                      f"{_vector(model.means_[k])}" for k in order[:SHOWN]], len(order), unit)
+        in_use = model._in_use()
+        used, off = order[in_use[order]], order[~in_use[order]]
+        lines = _more([f"{unit} {k}: weight {model.weights_[k]:.3f}, mean "
+                       f"{_vector(model.means_[k])}" for k in used[:SHOWN]], len(used), unit)
+        if off.size:  # at the prior, every one alike: a line for them all
+            lines.append(f"{plural(off.size, unit)} switched off (less than half a point "
+                         f"each, weight at most {model.weights_[off].max():.3g})")
+        return lines
     names = np.arange(model.n_features_in_) if vocabulary is None else vocabulary
     words = model.top_words(names, n=top)
     if view == "topics":

@@ -222,6 +222,14 @@ class VariationalGaussianMixture(VariationalMixture):
 
         return make
 
+    def _in_use(self):
+        """Which components hold at least half a point's worth of responsibility (the expected
+        count under the weights' posterior): the effective ones. Half a point, not one: three
+        points in three components hold 0.98-1.01 each (the weight prior's pull), and all
+        three are clusters of a point (``labels_``)."""
+        counts = self._weights(self.weight_prior_).counts(self.weight_concentration_)
+        return counts >= 0.5
+
     def _degenerate_prior(self):
         """Whether the prior scale :math:`W_0^{-1}` is the covariance floor alone in some
         direction (a constant column; with ``"full"``, collinear columns), or there is no
@@ -307,10 +315,7 @@ class VariationalGaussianMixture(VariationalMixture):
         else:
             self.precisions_ = post.dof / post.scale
             self.covariances_ = 1.0 / self.precisions_
-        counts = self._weights(state.weight_prior).counts(state.weight_concentration)
-        # half a point, not one: three points in three components hold 0.98-1.01 each
-        # (the weight prior's pull), and all three are clusters of a point (labels_)
-        self.n_effective_components_ = int(np.sum(counts >= 0.5))
+        self.n_effective_components_ = int(np.sum(self._in_use()))
 
     def _persist_schema(self, scalars):
         schema = super()._persist_schema(scalars)
