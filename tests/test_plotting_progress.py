@@ -335,6 +335,35 @@ def test_tree_components_are_drawn_as_their_covariances():
         plt.close("all")
 
 
+def test_one_feature_tree_points_are_a_histogram_with_each_components_interval():
+    """One feature was drawn as points on a line at 0 with 2-sigma circles on an invented,
+    unlabelled second axis (a new user's tryout): now the points' histogram by branch, and
+    each component's mean and 2-sigma interval above it."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Ellipse
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(size=50), rng.normal(size=50) + 6])
+    tree = mb.HierarchicalMixture(n_iter=6).fit(x[:, None])
+    ax = plotting.plot_tree(tree, x[:, None]).axes[1]
+    assert not [p for p in ax.patches if isinstance(p, Ellipse)]
+    assert ax.get_ylabel() == "points per bin" and ax.get_xlabel() == "x1"
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert sum(p.get_height() for p in bars) == 100  # every point in one bar
+    centres, spreads = [], []
+    for container in ax.containers:
+        if hasattr(container, "has_xerr") and container.has_xerr:
+            line = container.lines[0]
+            centres.append(line.get_xdata()[0])
+            segment = container.lines[2][0].get_segments()[0]
+            spreads.append((segment[1][0] - segment[0][0]) / 4)
+    order = np.argsort(tree.means_[:, 0])
+    np.testing.assert_allclose(centres, tree.means_[order, 0])
+    np.testing.assert_allclose(
+        spreads, np.sqrt([np.ravel(tree.covariance_matrix(k))[0] for k in order]))
+    plt.close("all")
+
+
 @pytest.mark.parametrize("n_clusters,ylabel", [(3, "point-estimate cluster"),
                                                (30, "items, in the same order")])
 def test_similarity_blocks_name_what_both_axes_count(n_clusters, ylabel):

@@ -596,6 +596,8 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
     X = X[:, None] if X.ndim == 1 else X
     d = X.shape[1]
     names = list(feature_names) if feature_names is not None else [f"x{j + 1}" for j in range(d)]
+    if d == 1:
+        return _plot_tree_points_1d(model, X[:, 0], ax, branch_colour, names[0])
     # features named on the axes: as they are; more, the page's signed principal plane
     centre, basis = _principal_plane(X)
     basis = basis[:, :1] if d == 1 else basis
@@ -627,6 +629,33 @@ def _plot_tree_points(model, X, ax, branch_colour, feature_names):
                  "(2-sigma ellipses)")
     if np.unique(top).size <= 12:
         ax.legend(fontsize=7, markerscale=2, loc="best")
+
+
+def _plot_tree_points_1d(model, x, ax, branch_colour, name):
+    """One feature: a histogram of the points stacked by top-level branch, and above it each
+    component's mean and 2-sigma interval (drawn as ellipses on an invented second axis, the
+    points on a line at 0, the picture read as two dimensions)."""
+    top = top_branches(model)
+    nodes = np.unique(top)
+    bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
+    ax.hist([x[top == node] for node in nodes], bins=bins, stacked=True, alpha=0.7,
+            color=[branch_colour.get(node, "grey") for node in nodes],
+            label=[f"branch n{node} ({plural(int(np.sum(top == node)), 'point')})"
+                   for node in nodes])
+    highest = ax.get_ylim()[1]
+    spreads = np.sqrt(np.maximum([float(np.ravel(shape)[0]) for shape in
+                                  _projected_covariances(model, np.ones((1, 1)))], 0.0))
+    # intervals in rows above the bars, so that overlapping ones stay apart
+    for row, k in enumerate(np.argsort(model.means_[:, 0], kind="stable")):
+        ax.errorbar(model.means_[k, 0], highest * (1.08 + 0.08 * (row % 3)),
+                    xerr=2 * spreads[k], fmt="+", color="black", ms=8, capsize=3, lw=1)
+    ax.set_ylim(0, highest * 1.35)
+    ax.set_xlabel(name)
+    ax.set_ylabel("points per bin")
+    ax.set_title(f"points by top-level branch; {plural(model.n_components_, 'component')} "
+                 "(mean, 2-sigma interval)")
+    if nodes.size <= 12:
+        ax.legend(fontsize=7, loc="upper left")
 
 
 # one dash pattern per level, up to depth="auto"'s deepest (5): dashed, dotted, dash-dot,
