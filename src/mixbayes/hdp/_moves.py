@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .._kernel_tools import twice
 from ._kernels import (_add_to_stats, _dish_from_buckets, _draw_from_weights, _predictive_log,
-                       _remove_from_stats, _sparse_add, _word_dish_lists)
+                       _remove_from_stats, _sparse_add, _word_dish_lists, unpacked_dishes)
 
 
 @njit(cache=True)
@@ -170,19 +170,6 @@ def _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_di
     for s in range(room):
         count[s] = 0.0
         dish[s] = -1
-
-
-@njit(cache=True)
-def _unpacked_dishes(out_ptr, out_dish, J, width):
-    """The packed dishes as a (J, max(widest group, ``width``)) table, -1 past each group's."""
-    widest = 1
-    for j in range(J):
-        widest = max(widest, out_ptr[j + 1] - out_ptr[j])
-    new_dish = np.full((J, max(widest, width)), -1, dtype=np.int64)
-    for j in range(J):
-        for s in range(out_ptr[j + 1] - out_ptr[j]):
-            new_dish[j, s] = out_dish[out_ptr[j] + s]
-    return new_dish
 
 
 @njit(cache=True)
@@ -341,7 +328,7 @@ def crf_gibbs_pass(kernel, group_ptr, table_of, row_of, points, prior_mean, sett
         # renumber the group's tables 0, 1, ..., and leave the scratch clean
         _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_dish,
                          out_ptr, table_of)
-    return _unpacked_dishes(out_ptr, out_dish, J, width)
+    return unpacked_dishes(out_ptr, out_dish, J, width)
 
 
 @njit(cache=True)
@@ -495,6 +482,6 @@ def crf_gibbs_pass_tokens(group_ptr, table_of, row_of, table_dish, n_words, a, g
             smooth += m[k] * inverse[k]
         _renumber_tables(j, start, end, n_slots, room, count, dish, new_slot, out_dish,
                          out_ptr, table_of)
-    new_dish = _unpacked_dishes(out_ptr, out_dish, J, width)
+    new_dish = unpacked_dishes(out_ptr, out_dish, J, width)
     # the running sums kept, for a test to check against recomputation from new_dish
     return new_dish, (m, totals, smooth, nz_ptr, nz_len, nz_dish, nz_count)

@@ -388,6 +388,7 @@ def initial_state(data, gamma0, alpha0, rng, how="crf", table_cap=None):
             np.zeros(1) if data.prior_mean is None else data.prior_mean,
             data.predictive_settings(), data.n_stats(), alpha0, gamma0,
             rng.random((data.n_observations, 2)), min(data.n_observations, 10_000))
+    # as wide as the most tables a group opened (the sweeps widen it when a group needs more)
     width = max(table_dish.shape[1], table_cap or 0)
     table_dish = _grow(table_dish, width, -1)
     return SliceState(table_of, table_dish)
