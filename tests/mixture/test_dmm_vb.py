@@ -532,6 +532,9 @@ def test_log_predictive_density_matches_the_dirichlet_multinomial_mixture():
     # a proper density over documents of one token: the probabilities of the p words add to 1
     single = np.eye(corpus.n_terms, dtype=int)
     assert np.exp(logsumexp(model.log_predictive_density(single))) == pytest.approx(1.0)
+    # an empty document is certain: exactly 0 (it read 1.1e-16, the weights' rounding)
+    empty = np.zeros((2, corpus.n_terms), dtype=int)
+    assert model.log_predictive_density(empty).tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("gains, sweeps, best", [

@@ -509,7 +509,11 @@ class DirichletMultinomialMixture(VariationalMixture):
             log_terms[:, k] = (np.bincount(rows, per_entry, minlength=X.shape[0])
                                - gammaln(lengths + totals[k]) + gammaln(totals[k]))
         log_terms += np.log(self.weights_)
-        return log_multinomial_coefficient(X) + logsumexp(log_terms, axis=1)
+        density = log_multinomial_coefficient(X) + logsumexp(log_terms, axis=1)
+        # an empty document has probability 1 under every cluster: exactly 0, where the sum
+        # of the weights read log(1 + 1e-16)
+        density[lengths == 0] = 0.0
+        return density
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
