@@ -113,6 +113,28 @@ def test_sqp_handles_one_word_and_far_starts():
         np.testing.assert_allclose(w, expected, rtol=1e-8)  # omega_k = c / (m + Kc - a_k)
 
 
+@pytest.mark.parametrize("seed", [2, 102, 129, 132])
+def test_sqp_releases_every_bound_weight_whose_gradient_exceeds_the_multiplier(seed):
+    """Sparse topics and documents of two to seven words: topics that barely touch the
+    document (a_k tiny) have their MAP weight a hair above the bound c/(m + Kc), where a step
+    pins them first. The KKT test must release every such weight whose gradient exceeds the
+    multiplier by more than rounding (a looser test left them on the bound, up to 4e-4 off in
+    relative terms), so the result is the exact MAP, omega_k = c/(m + Kc - a_k) for every k."""
+    rng = np.random.default_rng(seed)
+    K, p = int(rng.integers(3, 8)), 20
+    theta = rng.dirichlet(np.full(p, 0.1), size=K).T.copy()
+    n_words = int(rng.integers(2, 8))
+    words = np.sort(rng.choice(p, n_words, replace=False)).astype(np.int64)
+    counts = rng.integers(1, 5, n_words).astype(float)
+    w = rng.dirichlet(np.full(K, 0.3))
+    c, m = 1 / K, counts.sum()
+    _kernels.solve_document(words, counts, theta, w, c, 1e-12, 200,
+                            _kernels.workspace(K, n_words))
+    a = (counts / (theta[words] @ w)) @ theta[words]
+    np.testing.assert_allclose(w, c / (m + K * c - a), rtol=1e-7)
+    np.testing.assert_allclose(a + c / w, m + K * c, rtol=1e-7)  # the gradient, by hand
+
+
 def test_derivatives_match_finite_differences():
     rng = np.random.default_rng(0)
     K = 4
