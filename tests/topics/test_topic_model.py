@@ -216,6 +216,38 @@ def test_squarem_step_lands_on_the_limit_of_a_one_rate_iteration(rate):
     assert _squarem_step(U @ U, U @ U, U @ U) is None  # no contraction: no extrapolation
 
 
+def test_squarem_step_does_not_extrapolate_when_it_would_shorten_the_em_step():
+    """s = |U| / |V - U| <= 1 is no extrapolation (s = 1 is the plain EM iterate, s < 1 a
+    step back towards Y_1): None, so no proposal is scored. Here U = (1, 0), V = (-1, 0):
+    s = 1/2."""
+    from mixbayes.topics._fit import _squarem_step
+
+    U, V = np.array([1.0, 0.0]), np.array([-1.0, 0.0])
+    assert _squarem_step(U @ U, V @ U, V @ V) is None
+    U, V = np.array([1.0, 0.0]), np.array([0.0, 0.0])  # s = 1 exactly: the EM step itself
+    assert _squarem_step(U @ U, V @ U, V @ V) is None
+    U, V = np.array([1.0, 0.0]), np.array([0.5, 0.0])  # s = 2: extrapolates
+    assert _squarem_step(U @ U, V @ U, V @ V) == pytest.approx(2.0)
+
+
+def test_extrapolated_topics_are_floored_at_the_least_em_value():
+    """A secant jump is floored at alpha/(N + p alpha), the least probability the EM step
+    theta_jk = (x_jk + alpha)/(sum_j x_jk + p alpha) can give (a word with no count in a topic
+    that holds all N words), then renormalised."""
+    from mixbayes.topics._fit import _floor_topics, topics_from_counts
+
+    p, N, alpha = 5, 40.0, 0.3
+    counts = np.zeros((p, 2))
+    counts[0, 0], counts[:, 1] = N, N / p  # topic 0 holds every word on term 0
+    least = topics_from_counts(counts, alpha).min()
+    assert least == pytest.approx(alpha / (N + p * alpha), rel=1e-14)
+    theta = np.array([[1e-300, 0.3], [0.5, 0.2], [0.2, 0.2], [0.3 - 1e-300, 0.2], [0.0, 0.1]])
+    floored = theta.copy()
+    _floor_topics(floored, N, alpha)
+    expected = np.maximum(theta, least)
+    np.testing.assert_allclose(floored, expected / expected.sum(axis=0), rtol=1e-14)
+
+
 def test_default_extrapolates_from_the_first_iteration():
     """The default tries the SQUAREM step from the start: five iterations on 1,000 classic3
     documents (every gain above 100 nats, where the reference's qn_below=100 never
@@ -229,6 +261,14 @@ def test_default_extrapolates_from_the_first_iteration():
     assert np.all(np.diff(old.log_posterior_trace_) > 100) and old.n_quasi_newton_ == 0
     assert model.n_quasi_newton_ > 0
     assert model.log_posterior_ > old.log_posterior_
+
+
+@pytest.mark.filterwarnings("ignore:.*never occur")
+def test_two_topics_are_extrapolated_too():
+    """The SQUAREM step is tried for every K > 1, two topics included."""
+    corpus, _ = mb.datasets.make_topic_corpus(150, 80, 2, 60, random_state=3)
+    model = TopicModel(2, tol=1e-6).fit(corpus.counts)
+    assert model.n_quasi_newton_ > 0
 
 
 def test_the_cluster_start_warms_up_five_sweeps(monkeypatch):
