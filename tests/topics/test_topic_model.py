@@ -248,6 +248,67 @@ def test_extrapolated_topics_are_floored_at_the_least_em_value():
     np.testing.assert_allclose(floored, expected / expected.sum(axis=0), rtol=1e-14)
 
 
+def test_squarem_extrapolates_from_the_last_three_iterates(monkeypatch):
+    """Every SQUAREM proposal Y = Y_3 + aU + bV (coefficients as passed to the documents) is
+    built from the last three EM iterates of the topics, U = Y_2 - Y_1 and V = Y_3 - Y_2,
+    where the window slides by one after a cycle that accepts nothing (every proposal
+    rejected, or s <= 1 and none tried) and restarts from an accepted proposal's Y (the next
+    extrapolation then needs two new EM iterates). Replayed here from the EM iterates and the
+    proposals of a 25-iteration fit, both ways of ending a cycle seen; a window of the wrong
+    iterates (U and V swapped, an old iterate kept) gives other proposals."""
+    from mixbayes.topics import _fit
+
+    corpus, _ = mb.datasets.make_topic_corpus(200, 150, 4, 60, random_state=2)
+    counts = blocks.CountsCSR.from_matrix(corpus.counts)
+    theta0 = np.random.default_rng(0).dirichlet(np.ones(150), 4).T.copy()
+    events = []  # ("em", logits), ("propose", Y, (a, b)), ("accept",) in call order
+    topics_from_counts, theta_from_logits = _fit.topics_from_counts, _fit.theta_from_logits
+    propose, accept = blocks.propose, blocks.accept
+    proposed = []
+
+    def em_spy(word_counts, alpha):
+        theta = topics_from_counts(word_counts, alpha)
+        events.append(("em", _fit.theta_logits(theta)))
+        return theta
+
+    def logits_spy(Y, p, K):
+        proposed.append(Y.copy())
+        return theta_from_logits(Y, p, K)
+
+    def propose_spy(block, theta, coefficients, c):
+        events.append(("propose", proposed[-1], coefficients))
+        return propose(block, theta, coefficients, c)
+
+    def accept_spy(block):
+        events.append(("accept",))
+        return accept(block)
+
+    monkeypatch.setattr(_fit, "topics_from_counts", em_spy)
+    monkeypatch.setattr(_fit, "theta_from_logits", logits_spy)
+    monkeypatch.setattr(blocks, "propose", propose_spy)
+    monkeypatch.setattr(blocks, "accept", accept_spy)
+    settings = _fit.FitSettings(0.1, 0.25, tol=0.0, max_iter=25, weight_tol=1e-4,
+                                weight_max_steps=20, qn_below=np.inf)
+    result = _fit.fit_map(blocks.Documents(blocks.start(counts, theta0)), theta0, settings)
+    window, last, n_checked, n_cycles = [], None, 0, 0
+    for event in events[1:]:  # the first iteration's gain is infinite: no secant step
+        if event[0] == "em":
+            if len(window) == 3:  # the last cycle ended without an accepted proposal
+                window = window[1:]
+                n_cycles += 1
+            window.append(event[1])
+        elif event[0] == "propose":
+            Y1, Y2, Y3 = window
+            a, b = event[2]
+            np.testing.assert_allclose(event[1], Y3 + a * (Y2 - Y1) + b * (Y3 - Y2),
+                                       rtol=1e-12, atol=1e-12)
+            last = event[1]
+            n_checked += 1
+        else:
+            window = [last]  # the accepted proposal's logits
+    assert result.qn_accepted > 0 and n_cycles > 0 and n_checked > result.qn_accepted
+
+
 def test_default_extrapolates_from_the_first_iteration():
     """The default tries the SQUAREM step from the start: five iterations on 1,000 classic3
     documents (every gain above 100 nats, where the reference's qn_below=100 never
@@ -525,6 +586,25 @@ def test_hessian_blocks_match_finite_differences(seed):
         assert np.linalg.slogdet(block)[1] == pytest.approx(documents[i], rel=1e-4, abs=1e-4)
 
 
+def test_two_topic_document_blocks_match_finite_differences():
+    """With K = 2 each document's block is 1 x 1, the curvature in its one logit; it enters
+    the evidence as for any K > 1 (K = 2 is the first row of every scan)."""
+    X, model = _small_fit(8, 0, K=2)
+    n, p = X.shape
+    counts, theta, omega = evidence._training_problem(model, X)
+    words, documents = evidence.block_log_determinants(counts, theta, omega, 0.5, 0.5)
+    Xd = X.toarray()
+    phi = np.log(omega[:, 1:]) - np.log(omega[:, :1])
+    x0 = np.concatenate([theta.ravel(), phi.ravel()])
+    H = _hessian_from_gradient(
+        lambda v: _log_posterior_gradient(v[:p * 2], v[p * 2:], Xd, 0.5, p, n, 2), x0)
+    expected = np.log(-np.diag(H)[p * 2:])
+    np.testing.assert_allclose(documents, expected, rtol=1e-5, atol=1e-5)
+    assert np.all(documents != 0)
+    share = evidence.document_share(counts, theta, omega, 0.5)
+    assert share[1] == pytest.approx(np.maximum(expected, -10.0).sum(), rel=1e-5)
+
+
 # numerical Hessians of the full posterior up to n = 100, from its gradient (1 s; from its values
 # it took 8.5 s): relative gaps measured 7.6e-3, 9.4e-4, 2.6e-4 at n = 10, 40, 100
 def test_block_diagonal_log_determinant_approaches_the_full_one():
@@ -619,6 +699,81 @@ def test_evidence_and_dispersion_equal_their_formulas_by_hand():
     assert got.degrees_of_freedom == df
     assert got.dispersion == pytest.approx(pearson / df, rel=1e-9)
     assert got.p_value == pytest.approx(chi2.sf(pearson, df), rel=1e-8)
+
+
+def test_evidence_floors_document_blocks_and_counts_those_above_the_floor():
+    """With K = 7 a document block's log-determinant is about (K - 1) log c, near the floor of
+    -10: two of these 40 documents fall below it. Their blocks enter the evidence at -10, and
+    D (the document normalisers) counts only the blocks above it, as the module docstring
+    writes the formula; the blocks themselves are checked against numerical Hessians
+    elsewhere (test_hessian_blocks_match_finite_differences), and clip_simplex's guard keeps
+    probabilities in [1e-14, 1 - 1e-14]."""
+    from scipy.special import gammaln
+
+    corpus, _ = mb.datasets.make_topic_corpus(40, 30, 7, 30, random_state=0)
+    X = corpus.counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = TopicModel(7, tol=1e-6).fit(X)
+    K, alpha, c = 7, model.topic_prior_, 1 / 7
+    counts, theta, omega = evidence._training_problem(model, X)
+    words, documents = evidence.block_log_determinants(counts, theta, omega, alpha, c)
+    below = documents < evidence.LOG_DET_FLOOR
+    assert 0 < below.sum() < documents.size
+    share = evidence.document_share(counts, theta, omega, c)
+    assert share[1] == pytest.approx(np.maximum(documents, -10.0).sum(), rel=1e-12)
+    assert share[2] == np.sum(~below)
+    p = theta.shape[0]
+    Xd = X.toarray()
+    Xd = Xd[Xd.sum(axis=1) > 0][:, Xd.sum(axis=0) > 0]  # the documents and terms fitted
+    L = (np.sum(Xd * np.log(omega @ theta.T)) + alpha * np.log(theta).sum()
+         + c * np.log(omega).sum())
+    expected = (L + gammaln(K + 1)
+                - 0.5 * (np.maximum(words, -10.0).sum() + np.maximum(documents, -10.0).sum())
+                + 0.5 * (K * p + np.sum(omega > 0.01)) * np.log(2 * np.pi)
+                + K * (gammaln(p * (alpha + 1)) - p * gammaln(alpha + 1))
+                + np.sum(~below) * (gammaln(K + 1) - K * gammaln(1 + 1 / K)))
+    got = evidence.topic_evidence(model, X)
+    assert got.log_marginal_likelihood == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(evidence.clip_simplex(np.array([[0.0, 1.0], [0.5, 0.5]]), 1),
+                               [[1e-14, 1 - 1e-14], [0.5, 0.5]], rtol=1e-12)
+
+
+def test_dispersion_is_undefined_without_degrees_of_freedom():
+    """nu = cells - p - [n(K - 1) + K(p - 1)]: with p = 3, K = 2, n = 2 documents the model
+    spends 9, so 9 cells leave none (dispersion and p-value NaN, not X^2/0 = inf) and 10 leave
+    one (X^2 = 5: dispersion 5, p-value P(chi2_1 > 5))."""
+    from scipy.stats import chi2
+
+    theta = np.full((3, 2), 1 / 3)
+    for n_cells, df in ((9, 0), (8, -1)):
+        got = evidence.evidence_from(np.array([0.0, 0.0, 2, 4, 5.0, n_cells]), 0.0, theta, 0.5,
+                                     2, 0.0)
+        assert got.degrees_of_freedom == df
+        assert np.isnan(got.dispersion) and np.isnan(got.p_value)
+    got = evidence.evidence_from(np.array([0.0, 0.0, 2, 4, 5.0, 10]), 0.0, theta, 0.5, 2, 0.0)
+    assert got.degrees_of_freedom == 1
+    assert got.dispersion == 5.0
+    assert got.p_value == pytest.approx(chi2.sf(5.0, 1), rel=1e-12)
+
+
+def test_evidence_leaves_out_terms_and_documents_the_fit_left_out():
+    """A term X never uses and an empty document are left out of the fit, and so of the
+    evidence: the statistics equal those of the same corpus without them."""
+    corpus, _ = mb.datasets.make_topic_corpus(60, 40, 3, 40, random_state=1)
+    X = corpus.counts[corpus.counts.getnnz(axis=1) > 0][:, corpus.counts.getnnz(axis=0) > 0]
+    padded = sp.vstack([sp.hstack([X, sp.csr_matrix((X.shape[0], 1))]),
+                        sp.csr_matrix((1, X.shape[1] + 1))]).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = TopicModel(3, tol=1e-6).fit(X)
+        wide = TopicModel(3, tol=1e-6).fit(padded)
+    np.testing.assert_allclose(wide.topics_[:, :-1], plain.topics_, rtol=1e-9, atol=1e-12)
+    a, b = evidence.topic_evidence(wide, padded), evidence.topic_evidence(plain, X)
+    assert a.log_marginal_likelihood == pytest.approx(b.log_marginal_likelihood, rel=1e-9)
+    assert a.log_null == pytest.approx(b.log_null, rel=1e-12)
+    assert a.degrees_of_freedom == b.degrees_of_freedom
+    assert a.dispersion == pytest.approx(b.dispersion, rel=1e-9)
 
 
 def test_dispersion_cells_in_blocks_equal_the_dense_sums():
