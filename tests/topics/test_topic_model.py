@@ -175,6 +175,94 @@ def test_parallel_weights_equal_serial():
     np.testing.assert_array_equal(results[0], results[1])
 
 
+# ------------------------------------------------------------------ the documents' blocks
+def _tiny_counts():
+    X = np.array([[3, 0, 1, 0], [0, 2, 0, 5], [1, 1, 1, 1]])
+    theta = np.array([[0.5, 0.1], [0.1, 0.4], [0.3, 0.2], [0.1, 0.3]])  # (p, K)
+    return X, blocks.CountsCSR.from_matrix(sp.csr_matrix(X)), theta
+
+
+def test_start_weights_are_word_averaged_responsibilities():
+    """The weights' start: every word's topic responsibilities theta_jk / sum_h theta_jh,
+    summed over the document's words (with their counts), plus 1e-3, normalised."""
+    X, counts, theta = _tiny_counts()
+    resp = theta / theta.sum(axis=1, keepdims=True)
+    expected = X @ resp + 1e-3
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(blocks.start_weights(counts, theta), expected, rtol=1e-13)
+
+
+def test_proposed_weights_are_the_softmax_of_the_extrapolated_logits_floored():
+    """propose: Y = Y_3 + aU + bV from the last three logit iterates, the weights their
+    softmax (logit 0 for the first topic), raised to the least weight a MAP holds,
+    c/(m_i + Kc), and renormalised; the share is the documents' objective there."""
+    X, counts, theta = _tiny_counts()
+    c, K = 0.5, 2
+    omega = np.full((3, 2), 0.5)
+    history = (np.array([0.0, 1.0, -1.0]), np.array([1.0, 3.0, -2.0]),
+               np.array([2.0, 6.0, -4.0]))
+    block = blocks.Block(counts, omega, omega, history=history)
+    a, b = -0.25, 3.0
+    new, share = blocks.propose(block, theta, (a, b), c)
+    Y = history[2] + a * (history[1] - history[0]) + b * (history[2] - history[1])
+    weights = np.column_stack([np.ones(3), np.exp(Y)])
+    weights /= weights.sum(axis=1, keepdims=True)
+    m = X.sum(axis=1)
+    floored = np.maximum(weights, (c / (m + K * c))[:, None])
+    assert np.any(floored != weights)  # a weight raised to its floor
+    floored /= floored.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(new.proposal[0], floored, rtol=1e-12)
+    np.testing.assert_allclose(new.proposal[1], Y, rtol=1e-12)
+    objective = np.sum(X * np.log(floored @ theta.T)) + c * np.log(floored).sum()
+    assert share == pytest.approx(objective, rel=1e-12)
+
+
+def test_residual_shares_by_hand():
+    """The residual topic's shares: per word, the excess x_ij - m_i q_ij summed over the
+    entries whose standardised residual (x - mq)/sqrt(mq(1 - q)) passes the threshold, the
+    positive excess summed, and the number passing."""
+    X, counts, theta = _tiny_counts()
+    omega = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    block = blocks.with_weights(counts, omega)
+    q = omega @ theta.T
+    expected = X.sum(axis=1, keepdims=True) * q
+    excess = np.where(X > 0, X - expected, 0.0)
+    z = excess / np.sqrt(expected * (1 - q))
+    for threshold in (0.5, 1.0):
+        passing = (X > 0) & (z > threshold)
+        got = blocks.residual(block, theta, threshold)
+        np.testing.assert_allclose(got[:4], np.where(passing, excess, 0).sum(axis=0),
+                                   atol=1e-12)
+        np.testing.assert_allclose(got[4:8], np.where(excess > 0, excess, 0).sum(axis=0),
+                                   atol=1e-12)
+        assert got[8] == passing.sum()
+    assert 0 < got[8] < (X > 0).sum()
+
+
+def test_last_iterates_repeat_the_oldest_in_front():
+    """A block rebuilt after a lost worker holds fewer iterates than the loop: its oldest is
+    repeated in front, so U = 0 and its documents add nothing to U^T U until they have
+    three of their own."""
+    assert blocks._last((), 3) == ()
+    assert blocks._last(("Y1",), 3) == ("Y1", "Y1", "Y1")
+    assert blocks._last(("Y1", "Y2"), 3) == ("Y1", "Y1", "Y2")
+    assert blocks._last(("Y1", "Y2", "Y3", "Y4"), 3) == ("Y2", "Y3", "Y4")
+
+
+def test_two_topic_weights_are_solved_to_the_conditional_map_after_the_loop():
+    """After the loop the weights are solved to weight_tol under the final topics, K = 2
+    included: solving them again moves nothing, though the loop stopped early (tol = 1e-2)."""
+    corpus, _ = mb.datasets.make_topic_corpus(80, 50, 2, 40, random_state=4)
+    model = TopicModel(2, tol=1e-2, weight_tol=1e-10).fit(corpus.counts)
+    X = corpus.counts[corpus.counts.getnnz(axis=1) > 0]
+    counts = blocks.CountsCSR.from_matrix(X[:, model.topics_.sum(axis=0) > 0])
+    theta = np.ascontiguousarray(model.topics_[:, model.topics_.sum(axis=0) > 0].T)
+    omega = model.doc_topic_[corpus.counts.getnnz(axis=1) > 0].copy()
+    again = omega.copy()
+    blocks.solve_weights(counts, theta, again, 0.5, 1e-12, 200)
+    np.testing.assert_allclose(again, omega, atol=1e-9)
+
+
 # ------------------------------------------------------------------ the fit
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("K,init", [(3, "clusters"), (6, "clusters"), (5, "buildup")])
