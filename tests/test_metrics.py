@@ -1,6 +1,7 @@
 """Clustering metrics against hand-computed values."""
 
 import re
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -28,6 +29,23 @@ def test_hand_computed_values():
     hu, hv = -np.sum(pu * np.log(pu)), -np.sum(pv * np.log(pv))
     assert metrics.nmi(truth, pred) == pytest.approx(mi / ((hu + hv) / 2))
     assert metrics.nmi(truth, pred, "geometric") == pytest.approx(mi / np.sqrt(hu * hv))
+
+
+def test_ari_by_pair_counting():
+    """ARI from its definition over the 28 pairs of 8 points: a = pairs together in both, the
+    expected index sum_i C(a_i, 2) sum_j C(b_j, 2) / C(n, 2) from the margins, the maximum their
+    mean (Hubert & Arabie): (a - expected) / (max - expected)."""
+    truth = [0, 0, 0, 1, 1, 1, 2, 2]
+    pred = [0, 0, 1, 1, 1, 2, 2, 2]
+    pairs = list(combinations(range(8), 2))
+    both = sum(truth[i] == truth[j] and pred[i] == pred[j] for i, j in pairs)
+    same_true = sum(truth[i] == truth[j] for i, j in pairs)
+    same_pred = sum(pred[i] == pred[j] for i, j in pairs)
+    expected = same_true * same_pred / len(pairs)
+    value = (both - expected) / ((same_true + same_pred) / 2 - expected)
+    assert value == pytest.approx(5 / 21)  # (3 - 49/28) / (7 - 49/28)
+    assert metrics.ari(truth, pred) == pytest.approx(value, rel=1e-12)
+    assert metrics.clustering_report(truth, pred)["ari"] == pytest.approx(value, rel=1e-12)
 
 
 def test_matched_accuracy_is_one_to_one():
@@ -142,3 +160,18 @@ def test_levelwise_scores_against_a_known_hierarchy():
 def test_tree_metrics_refuse_bad_input_with_a_clear_message(call, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         call()
+
+
+# ---------------------------------------------------------------------- topics
+def test_matched_topic_mse_by_hand():
+    """Estimated topics in a cyclic order, one topic off by 0.1 in two entries and one by 0.2:
+    the matching undoes the order (estimated[order[k]] is true topic k), and the MSE is the
+    mean over all K x p = 9 entries, (2 * 0.01 + 2 * 0.04) / 9."""
+    truth = np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8], [0.2, 0.6, 0.2]])
+    estimated = np.array([[0.1, 0.3, 0.6],    # true topic 1, moved by (0, 0.2, -0.2)
+                          [0.2, 0.6, 0.2],    # true topic 2
+                          [0.6, 0.3, 0.1]])   # true topic 0, moved by (0.1, 0, -0.1)
+    order = metrics.match_topics(truth, estimated)
+    np.testing.assert_array_equal(order, [2, 0, 1])
+    assert metrics.matched_topic_mse(truth, estimated) == pytest.approx(
+        (2 * 0.01 + 2 * 0.04) / 9, rel=1e-12)

@@ -113,6 +113,28 @@ def test_sqp_handles_one_word_and_far_starts():
         np.testing.assert_allclose(w, expected, rtol=1e-8)  # omega_k = c / (m + Kc - a_k)
 
 
+@pytest.mark.parametrize("seed", [2, 102, 129, 132])
+def test_sqp_releases_every_bound_weight_whose_gradient_exceeds_the_multiplier(seed):
+    """Sparse topics and documents of two to seven words: topics that barely touch the
+    document (a_k tiny) have their MAP weight a hair above the bound c/(m + Kc), where a step
+    pins them first. The KKT test must release every such weight whose gradient exceeds the
+    multiplier by more than rounding (a looser test left them on the bound, up to 4e-4 off in
+    relative terms), so the result is the exact MAP, omega_k = c/(m + Kc - a_k) for every k."""
+    rng = np.random.default_rng(seed)
+    K, p = int(rng.integers(3, 8)), 20
+    theta = rng.dirichlet(np.full(p, 0.1), size=K).T.copy()
+    n_words = int(rng.integers(2, 8))
+    words = np.sort(rng.choice(p, n_words, replace=False)).astype(np.int64)
+    counts = rng.integers(1, 5, n_words).astype(float)
+    w = rng.dirichlet(np.full(K, 0.3))
+    c, m = 1 / K, counts.sum()
+    _kernels.solve_document(words, counts, theta, w, c, 1e-12, 200,
+                            _kernels.workspace(K, n_words))
+    a = (counts / (theta[words] @ w)) @ theta[words]
+    np.testing.assert_allclose(w, c / (m + K * c - a), rtol=1e-7)
+    np.testing.assert_allclose(a + c / w, m + K * c, rtol=1e-7)  # the gradient, by hand
+
+
 def test_derivatives_match_finite_differences():
     rng = np.random.default_rng(0)
     K = 4
@@ -151,6 +173,94 @@ def test_parallel_weights_equal_serial():
         results.append(omega)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     np.testing.assert_array_equal(results[0], results[1])
+
+
+# ------------------------------------------------------------------ the documents' blocks
+def _tiny_counts():
+    X = np.array([[3, 0, 1, 0], [0, 2, 0, 5], [1, 1, 1, 1]])
+    theta = np.array([[0.5, 0.1], [0.1, 0.4], [0.3, 0.2], [0.1, 0.3]])  # (p, K)
+    return X, blocks.CountsCSR.from_matrix(sp.csr_matrix(X)), theta
+
+
+def test_start_weights_are_word_averaged_responsibilities():
+    """The weights' start: every word's topic responsibilities theta_jk / sum_h theta_jh,
+    summed over the document's words (with their counts), plus 1e-3, normalised."""
+    X, counts, theta = _tiny_counts()
+    resp = theta / theta.sum(axis=1, keepdims=True)
+    expected = X @ resp + 1e-3
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(blocks.start_weights(counts, theta), expected, rtol=1e-13)
+
+
+def test_proposed_weights_are_the_softmax_of_the_extrapolated_logits_floored():
+    """propose: Y = Y_3 + aU + bV from the last three logit iterates, the weights their
+    softmax (logit 0 for the first topic), raised to the least weight a MAP holds,
+    c/(m_i + Kc), and renormalised; the share is the documents' objective there."""
+    X, counts, theta = _tiny_counts()
+    c, K = 0.5, 2
+    omega = np.full((3, 2), 0.5)
+    history = (np.array([0.0, 1.0, -1.0]), np.array([1.0, 3.0, -2.0]),
+               np.array([2.0, 6.0, -4.0]))
+    block = blocks.Block(counts, omega, omega, history=history)
+    a, b = -0.25, 3.0
+    new, share = blocks.propose(block, theta, (a, b), c)
+    Y = history[2] + a * (history[1] - history[0]) + b * (history[2] - history[1])
+    weights = np.column_stack([np.ones(3), np.exp(Y)])
+    weights /= weights.sum(axis=1, keepdims=True)
+    m = X.sum(axis=1)
+    floored = np.maximum(weights, (c / (m + K * c))[:, None])
+    assert np.any(floored != weights)  # a weight raised to its floor
+    floored /= floored.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(new.proposal[0], floored, rtol=1e-12)
+    np.testing.assert_allclose(new.proposal[1], Y, rtol=1e-12)
+    objective = np.sum(X * np.log(floored @ theta.T)) + c * np.log(floored).sum()
+    assert share == pytest.approx(objective, rel=1e-12)
+
+
+def test_residual_shares_by_hand():
+    """The residual topic's shares: per word, the excess x_ij - m_i q_ij summed over the
+    entries whose standardised residual (x - mq)/sqrt(mq(1 - q)) passes the threshold, the
+    positive excess summed, and the number passing."""
+    X, counts, theta = _tiny_counts()
+    omega = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    block = blocks.with_weights(counts, omega)
+    q = omega @ theta.T
+    expected = X.sum(axis=1, keepdims=True) * q
+    excess = np.where(X > 0, X - expected, 0.0)
+    z = excess / np.sqrt(expected * (1 - q))
+    for threshold in (0.5, 1.0):
+        passing = (X > 0) & (z > threshold)
+        got = blocks.residual(block, theta, threshold)
+        np.testing.assert_allclose(got[:4], np.where(passing, excess, 0).sum(axis=0),
+                                   atol=1e-12)
+        np.testing.assert_allclose(got[4:8], np.where(excess > 0, excess, 0).sum(axis=0),
+                                   atol=1e-12)
+        assert got[8] == passing.sum()
+    assert 0 < got[8] < (X > 0).sum()
+
+
+def test_last_iterates_repeat_the_oldest_in_front():
+    """A block rebuilt after a lost worker holds fewer iterates than the loop: its oldest is
+    repeated in front, so U = 0 and its documents add nothing to U^T U until they have
+    three of their own."""
+    assert blocks._last((), 3) == ()
+    assert blocks._last(("Y1",), 3) == ("Y1", "Y1", "Y1")
+    assert blocks._last(("Y1", "Y2"), 3) == ("Y1", "Y1", "Y2")
+    assert blocks._last(("Y1", "Y2", "Y3", "Y4"), 3) == ("Y2", "Y3", "Y4")
+
+
+def test_two_topic_weights_are_solved_to_the_conditional_map_after_the_loop():
+    """After the loop the weights are solved to weight_tol under the final topics, K = 2
+    included: solving them again moves nothing, though the loop stopped early (tol = 1e-2)."""
+    corpus, _ = mb.datasets.make_topic_corpus(80, 50, 2, 40, random_state=4)
+    model = TopicModel(2, tol=1e-2, weight_tol=1e-10).fit(corpus.counts)
+    X = corpus.counts[corpus.counts.getnnz(axis=1) > 0]
+    counts = blocks.CountsCSR.from_matrix(X[:, model.topics_.sum(axis=0) > 0])
+    theta = np.ascontiguousarray(model.topics_[:, model.topics_.sum(axis=0) > 0].T)
+    omega = model.doc_topic_[corpus.counts.getnnz(axis=1) > 0].copy()
+    again = omega.copy()
+    blocks.solve_weights(counts, theta, again, 0.5, 1e-12, 200)
+    np.testing.assert_allclose(again, omega, atol=1e-9)
 
 
 # ------------------------------------------------------------------ the fit
@@ -194,6 +304,99 @@ def test_squarem_step_lands_on_the_limit_of_a_one_rate_iteration(rate):
     assert _squarem_step(U @ U, U @ U, U @ U) is None  # no contraction: no extrapolation
 
 
+def test_squarem_step_does_not_extrapolate_when_it_would_shorten_the_em_step():
+    """s = |U| / |V - U| <= 1 is no extrapolation (s = 1 is the plain EM iterate, s < 1 a
+    step back towards Y_1): None, so no proposal is scored. Here U = (1, 0), V = (-1, 0):
+    s = 1/2."""
+    from mixbayes.topics._fit import _squarem_step
+
+    U, V = np.array([1.0, 0.0]), np.array([-1.0, 0.0])
+    assert _squarem_step(U @ U, V @ U, V @ V) is None
+    U, V = np.array([1.0, 0.0]), np.array([0.0, 0.0])  # s = 1 exactly: the EM step itself
+    assert _squarem_step(U @ U, V @ U, V @ V) is None
+    U, V = np.array([1.0, 0.0]), np.array([0.5, 0.0])  # s = 2: extrapolates
+    assert _squarem_step(U @ U, V @ U, V @ V) == pytest.approx(2.0)
+
+
+def test_extrapolated_topics_are_floored_at_the_least_em_value():
+    """A secant jump is floored at alpha/(N + p alpha), the least probability the EM step
+    theta_jk = (x_jk + alpha)/(sum_j x_jk + p alpha) can give (a word with no count in a topic
+    that holds all N words), then renormalised."""
+    from mixbayes.topics._fit import _floor_topics, topics_from_counts
+
+    p, N, alpha = 5, 40.0, 0.3
+    counts = np.zeros((p, 2))
+    counts[0, 0], counts[:, 1] = N, N / p  # topic 0 holds every word on term 0
+    least = topics_from_counts(counts, alpha).min()
+    assert least == pytest.approx(alpha / (N + p * alpha), rel=1e-14)
+    theta = np.array([[1e-300, 0.3], [0.5, 0.2], [0.2, 0.2], [0.3 - 1e-300, 0.2], [0.0, 0.1]])
+    floored = theta.copy()
+    _floor_topics(floored, N, alpha)
+    expected = np.maximum(theta, least)
+    np.testing.assert_allclose(floored, expected / expected.sum(axis=0), rtol=1e-14)
+
+
+def test_squarem_extrapolates_from_the_last_three_iterates(monkeypatch):
+    """Every SQUAREM proposal Y = Y_3 + aU + bV (coefficients as passed to the documents) is
+    built from the last three EM iterates of the topics, U = Y_2 - Y_1 and V = Y_3 - Y_2,
+    where the window slides by one after a cycle that accepts nothing (every proposal
+    rejected, or s <= 1 and none tried) and restarts from an accepted proposal's Y (the next
+    extrapolation then needs two new EM iterates). Replayed here from the EM iterates and the
+    proposals of a 25-iteration fit, both ways of ending a cycle seen; a window of the wrong
+    iterates (U and V swapped, an old iterate kept) gives other proposals."""
+    from mixbayes.topics import _fit
+
+    corpus, _ = mb.datasets.make_topic_corpus(200, 150, 4, 60, random_state=2)
+    counts = blocks.CountsCSR.from_matrix(corpus.counts)
+    theta0 = np.random.default_rng(0).dirichlet(np.ones(150), 4).T.copy()
+    events = []  # ("em", logits), ("propose", Y, (a, b)), ("accept",) in call order
+    topics_from_counts, theta_from_logits = _fit.topics_from_counts, _fit.theta_from_logits
+    propose, accept = blocks.propose, blocks.accept
+    proposed = []
+
+    def em_spy(word_counts, alpha):
+        theta = topics_from_counts(word_counts, alpha)
+        events.append(("em", _fit.theta_logits(theta)))
+        return theta
+
+    def logits_spy(Y, p, K):
+        proposed.append(Y.copy())
+        return theta_from_logits(Y, p, K)
+
+    def propose_spy(block, theta, coefficients, c):
+        events.append(("propose", proposed[-1], coefficients))
+        return propose(block, theta, coefficients, c)
+
+    def accept_spy(block):
+        events.append(("accept",))
+        return accept(block)
+
+    monkeypatch.setattr(_fit, "topics_from_counts", em_spy)
+    monkeypatch.setattr(_fit, "theta_from_logits", logits_spy)
+    monkeypatch.setattr(blocks, "propose", propose_spy)
+    monkeypatch.setattr(blocks, "accept", accept_spy)
+    settings = _fit.FitSettings(0.1, 0.25, tol=0.0, max_iter=25, weight_tol=1e-4,
+                                weight_max_steps=20, qn_below=np.inf)
+    result = _fit.fit_map(blocks.Documents(blocks.start(counts, theta0)), theta0, settings)
+    window, last, n_checked, n_cycles = [], None, 0, 0
+    for event in events[1:]:  # the first iteration's gain is infinite: no secant step
+        if event[0] == "em":
+            if len(window) == 3:  # the last cycle ended without an accepted proposal
+                window = window[1:]
+                n_cycles += 1
+            window.append(event[1])
+        elif event[0] == "propose":
+            Y1, Y2, Y3 = window
+            a, b = event[2]
+            np.testing.assert_allclose(event[1], Y3 + a * (Y2 - Y1) + b * (Y3 - Y2),
+                                       rtol=1e-12, atol=1e-12)
+            last = event[1]
+            n_checked += 1
+        else:
+            window = [last]  # the accepted proposal's logits
+    assert result.qn_accepted > 0 and n_cycles > 0 and n_checked > result.qn_accepted
+
+
 def test_default_extrapolates_from_the_first_iteration():
     """The default tries the SQUAREM step from the start: five iterations on 1,000 classic3
     documents (every gain above 100 nats, where the reference's qn_below=100 never
@@ -207,6 +410,14 @@ def test_default_extrapolates_from_the_first_iteration():
     assert np.all(np.diff(old.log_posterior_trace_) > 100) and old.n_quasi_newton_ == 0
     assert model.n_quasi_newton_ > 0
     assert model.log_posterior_ > old.log_posterior_
+
+
+@pytest.mark.filterwarnings("ignore:.*never occur")
+def test_two_topics_are_extrapolated_too():
+    """The SQUAREM step is tried for every K > 1, two topics included."""
+    corpus, _ = mb.datasets.make_topic_corpus(150, 80, 2, 60, random_state=3)
+    model = TopicModel(2, tol=1e-6).fit(corpus.counts)
+    assert model.n_quasi_newton_ > 0
 
 
 def test_the_cluster_start_warms_up_five_sweeps(monkeypatch):
@@ -463,6 +674,25 @@ def test_hessian_blocks_match_finite_differences(seed):
         assert np.linalg.slogdet(block)[1] == pytest.approx(documents[i], rel=1e-4, abs=1e-4)
 
 
+def test_two_topic_document_blocks_match_finite_differences():
+    """With K = 2 each document's block is 1 x 1, the curvature in its one logit; it enters
+    the evidence as for any K > 1 (K = 2 is the first row of every scan)."""
+    X, model = _small_fit(8, 0, K=2)
+    n, p = X.shape
+    counts, theta, omega = evidence._training_problem(model, X)
+    words, documents = evidence.block_log_determinants(counts, theta, omega, 0.5, 0.5)
+    Xd = X.toarray()
+    phi = np.log(omega[:, 1:]) - np.log(omega[:, :1])
+    x0 = np.concatenate([theta.ravel(), phi.ravel()])
+    H = _hessian_from_gradient(
+        lambda v: _log_posterior_gradient(v[:p * 2], v[p * 2:], Xd, 0.5, p, n, 2), x0)
+    expected = np.log(-np.diag(H)[p * 2:])
+    np.testing.assert_allclose(documents, expected, rtol=1e-5, atol=1e-5)
+    assert np.all(documents != 0)
+    share = evidence.document_share(counts, theta, omega, 0.5)
+    assert share[1] == pytest.approx(np.maximum(expected, -10.0).sum(), rel=1e-5)
+
+
 # numerical Hessians of the full posterior up to n = 100, from its gradient (1 s; from its values
 # it took 8.5 s): relative gaps measured 7.6e-3, 9.4e-4, 2.6e-4 at n = 10, 40, 100
 def test_block_diagonal_log_determinant_approaches_the_full_one():
@@ -557,6 +787,81 @@ def test_evidence_and_dispersion_equal_their_formulas_by_hand():
     assert got.degrees_of_freedom == df
     assert got.dispersion == pytest.approx(pearson / df, rel=1e-9)
     assert got.p_value == pytest.approx(chi2.sf(pearson, df), rel=1e-8)
+
+
+def test_evidence_floors_document_blocks_and_counts_those_above_the_floor():
+    """With K = 7 a document block's log-determinant is about (K - 1) log c, near the floor of
+    -10: two of these 40 documents fall below it. Their blocks enter the evidence at -10, and
+    D (the document normalisers) counts only the blocks above it, as the module docstring
+    writes the formula; the blocks themselves are checked against numerical Hessians
+    elsewhere (test_hessian_blocks_match_finite_differences), and clip_simplex's guard keeps
+    probabilities in [1e-14, 1 - 1e-14]."""
+    from scipy.special import gammaln
+
+    corpus, _ = mb.datasets.make_topic_corpus(40, 30, 7, 30, random_state=0)
+    X = corpus.counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = TopicModel(7, tol=1e-6).fit(X)
+    K, alpha, c = 7, model.topic_prior_, 1 / 7
+    counts, theta, omega = evidence._training_problem(model, X)
+    words, documents = evidence.block_log_determinants(counts, theta, omega, alpha, c)
+    below = documents < evidence.LOG_DET_FLOOR
+    assert 0 < below.sum() < documents.size
+    share = evidence.document_share(counts, theta, omega, c)
+    assert share[1] == pytest.approx(np.maximum(documents, -10.0).sum(), rel=1e-12)
+    assert share[2] == np.sum(~below)
+    p = theta.shape[0]
+    Xd = X.toarray()
+    Xd = Xd[Xd.sum(axis=1) > 0][:, Xd.sum(axis=0) > 0]  # the documents and terms fitted
+    L = (np.sum(Xd * np.log(omega @ theta.T)) + alpha * np.log(theta).sum()
+         + c * np.log(omega).sum())
+    expected = (L + gammaln(K + 1)
+                - 0.5 * (np.maximum(words, -10.0).sum() + np.maximum(documents, -10.0).sum())
+                + 0.5 * (K * p + np.sum(omega > 0.01)) * np.log(2 * np.pi)
+                + K * (gammaln(p * (alpha + 1)) - p * gammaln(alpha + 1))
+                + np.sum(~below) * (gammaln(K + 1) - K * gammaln(1 + 1 / K)))
+    got = evidence.topic_evidence(model, X)
+    assert got.log_marginal_likelihood == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(evidence.clip_simplex(np.array([[0.0, 1.0], [0.5, 0.5]]), 1),
+                               [[1e-14, 1 - 1e-14], [0.5, 0.5]], rtol=1e-12)
+
+
+def test_dispersion_is_undefined_without_degrees_of_freedom():
+    """nu = cells - p - [n(K - 1) + K(p - 1)]: with p = 3, K = 2, n = 2 documents the model
+    spends 9, so 9 cells leave none (dispersion and p-value NaN, not X^2/0 = inf) and 10 leave
+    one (X^2 = 5: dispersion 5, p-value P(chi2_1 > 5))."""
+    from scipy.stats import chi2
+
+    theta = np.full((3, 2), 1 / 3)
+    for n_cells, df in ((9, 0), (8, -1)):
+        got = evidence.evidence_from(np.array([0.0, 0.0, 2, 4, 5.0, n_cells]), 0.0, theta, 0.5,
+                                     2, 0.0)
+        assert got.degrees_of_freedom == df
+        assert np.isnan(got.dispersion) and np.isnan(got.p_value)
+    got = evidence.evidence_from(np.array([0.0, 0.0, 2, 4, 5.0, 10]), 0.0, theta, 0.5, 2, 0.0)
+    assert got.degrees_of_freedom == 1
+    assert got.dispersion == 5.0
+    assert got.p_value == pytest.approx(chi2.sf(5.0, 1), rel=1e-12)
+
+
+def test_evidence_leaves_out_terms_and_documents_the_fit_left_out():
+    """A term X never uses and an empty document are left out of the fit, and so of the
+    evidence: the statistics equal those of the same corpus without them."""
+    corpus, _ = mb.datasets.make_topic_corpus(60, 40, 3, 40, random_state=1)
+    X = corpus.counts[corpus.counts.getnnz(axis=1) > 0][:, corpus.counts.getnnz(axis=0) > 0]
+    padded = sp.vstack([sp.hstack([X, sp.csr_matrix((X.shape[0], 1))]),
+                        sp.csr_matrix((1, X.shape[1] + 1))]).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = TopicModel(3, tol=1e-6).fit(X)
+        wide = TopicModel(3, tol=1e-6).fit(padded)
+    np.testing.assert_allclose(wide.topics_[:, :-1], plain.topics_, rtol=1e-9, atol=1e-12)
+    a, b = evidence.topic_evidence(wide, padded), evidence.topic_evidence(plain, X)
+    assert a.log_marginal_likelihood == pytest.approx(b.log_marginal_likelihood, rel=1e-9)
+    assert a.log_null == pytest.approx(b.log_null, rel=1e-12)
+    assert a.degrees_of_freedom == b.degrees_of_freedom
+    assert a.dispersion == pytest.approx(b.dispersion, rel=1e-9)
 
 
 def test_dispersion_cells_in_blocks_equal_the_dense_sums():
