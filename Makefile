@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_text_real.py --corpora twenty_newsgroups --models topics --select --write docs/benchmarks.md
 	$(PY) bench/topics_20ng_coherence.py --seeds 0,1,2,3,4,5 --background --write docs/benchmarks.md
 	$(PY) bench/hdp_defaults.py --speed --write docs/benchmarks.md
+	$(PY) bench/hdp_long_groups.py --write docs/benchmarks.md
 
 clean:
 	rm -rf $(VENV) mixbayes-demo build src/*.egg-info
