@@ -94,10 +94,13 @@ NOTES = """
 Before the start packed its dishes (2026-12-06, the same corpus, 6 sweeps, load 2-3 with
 another process running): the start's table was 12,343 slots wide and the sweeps kept that
 width, peak 8.1 GB, 29 s for the start and the first sweep, then 14-20 s a sweep; after, with
-the same chain bit for bit, 0.84 GB and 3-5 s a sweep. The number of clusters is still rising after a few sweeps (76, 125, 166, 205, 226,
+the same chain bit for bit, 0.84 GB and 3-5 s a sweep (4.0 s median at load 1.4). The table-level
+dish move then took 2.4 of a 3.4-s sweep (cProfile), its long tables (more than 16 tokens)
+searching a word's list of dishes for every dish and token; each token's list spread over the
+dishes once, the same chain bit for bit, the median sweep is 2.2 s. The number of clusters is still rising after a few sweeps (76, 125, 166, 205, 226,
 245): on documents of a hundred tokens that each hold one topic, the long-group defaults split
 finely (classic3 likewise; `HDPMixture`'s ``word_prior`` docstring). A sweep then weighs
-hundreds of clusters for a million tokens and costs about 25 times tomotopy's at its defaults,
+hundreds of clusters for a million tokens and costs about 15 times tomotopy's at its defaults,
 which keeps 7 topics (NMI 0.157 against ours 0.289): the 2x of issue 25 was asked of short
 texts; on long documents the defaults and the sweep cost are open.
 """
