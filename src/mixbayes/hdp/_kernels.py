@@ -851,13 +851,6 @@ def _sparse_find(nz_ptr, nz_len, nz_dish, r, k):
 
 
 @njit(cache=True, inline="always")
-def _sparse_count(nz_ptr, nz_len, nz_dish, nz_count, r, k):
-    """Tokens of word r at dish k."""
-    p = _sparse_find(nz_ptr, nz_len, nz_dish, r, k)
-    return nz_count[p] if p >= 0 else 0.0
-
-
-@njit(cache=True, inline="always")
 def _sparse_add(nz_ptr, nz_len, nz_dish, nz_count, r, k, amount):
     """``amount`` more (or, negative, fewer) tokens of word r at dish k; a dish left with none
     leaves the word's list (the last one takes its place)."""
