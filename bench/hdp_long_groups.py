@@ -97,7 +97,7 @@ width, peak 8.1 GB, 29 s for the start and the first sweep, then 14-20 s a sweep
 the same chain bit for bit, 0.84 GB and 3-5 s a sweep (4.0 s median at load 1.4). The table-level
 dish move then took 2.4 of a 3.4-s sweep (cProfile), its long tables (more than 16 tokens)
 searching a word's list of dishes for every dish and token; each token's list spread over the
-dishes once, the same chain bit for bit, the median sweep is 2.2 s. The number of clusters is still rising after a few sweeps (76, 125, 166, 205, 226,
+dishes once, the same chain bit for bit, the median sweep is 2.2-2.3 s. The number of clusters is still rising after a few sweeps (76, 125, 166, 205, 226,
 245): on documents of a hundred tokens that each hold one topic, the long-group defaults split
 finely (classic3 likewise; `HDPMixture`'s ``word_prior`` docstring). A sweep then weighs
 hundreds of clusters for a million tokens and costs about 15 times tomotopy's at its defaults,

@@ -40,6 +40,12 @@ def plural(n, noun, nouns=None, spec=""):
     return f"{format(n, spec)} {word}"
 
 
+def first_few(names, most=5):
+    """``names`` joined by commas, the first ``most`` and how many more ("a, b and 3 more")."""
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more"
+                                      if len(names) > most else "")
+
+
 # --------------------------------------------------------------------------- parameter rules
 @dataclass(frozen=True)
 class Interval:

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from ._formats import (_SIDE_FILES, allow_long_fields, check_announced_shape, count_file, label_count_message, read_label_file,
                        read_labels, read_list, read_text, sniff_delimiter, write_list)
 from ._raw_text import raw_text_options, strip_headers
-from ._validation import check_counts, check_file, plural
+from ._validation import check_counts, check_file, first_few, plural
 from .preprocessing import Preprocessing
 
 __all__ = ["Corpus", "read_corpus", "read_labels", "raw_text_options", "strip_headers"]
@@ -448,9 +448,8 @@ def _read_folder(path, **options):
         inside = folder_subfolders(path)
         where = ""
         if inside:  # a folder per class, as 20 Newsgroups ships: said, not a bare "no documents"
-            shown = ", ".join(inside[:5]) + (f" and {len(inside) - 5} more"
-                                             if len(inside) > 5 else "")
-            where = (f" directly in it; its {plural(len(inside), 'subfolder')} ({shown}) "
+            where = (f" directly in it; its {plural(len(inside), 'subfolder')} "
+                     f"({first_few(inside)}) "
                      f"{'is' if len(inside) == 1 else 'are'} not read: give one of them, or "
                      "put the .txt files in one folder")
         raise ValueError(f"path: folder {path!r} holds no .mtx, docword.* or .txt "

@@ -274,12 +274,17 @@ def plot_gaussian_clusters(model, X, ax=None, feature_names=None):
     return fig
 
 
+def _histogram_bins(x):
+    """Bin edges of the one-feature figures: the square root of the points, 10 to 40."""
+    return np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
+
+
 def _plot_gaussian_1d(model, x, fig, ax, name):
     """One feature: a histogram of the points stacked by cluster, and each used component's
     density (weight x normal with the fitted mean and variance) scaled to counts."""
     labels = model.predict(x[:, None])
     used = np.unique(labels)
-    bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
+    bins = _histogram_bins(x)
     ax.hist([x[labels == k] for k in used], bins=bins, stacked=True, alpha=0.6,
             color=[f"C{i % 10}" for i in range(used.size)],
             label=[f"cluster {k} ({plural(np.sum(labels == k), 'point')})" for k in used])
@@ -637,7 +642,7 @@ def _plot_tree_points_1d(model, x, ax, branch_colour, name):
     points on a line at 0, the picture read as two dimensions)."""
     top = top_branches(model)
     nodes = np.unique(top)
-    bins = np.histogram_bin_edges(x, bins=int(np.clip(np.sqrt(x.size), 10, 40)))
+    bins = _histogram_bins(x)
     ax.hist([x[top == node] for node in nodes], bins=bins, stacked=True, alpha=0.7,
             color=[branch_colour.get(node, "grey") for node in nodes],
             label=[f"branch n{node} ({plural(int(np.sum(top == node)), 'point')})"

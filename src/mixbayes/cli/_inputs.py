@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from .._validation import plural
+from .._validation import first_few, plural
 
 _RAW_TEXT = (".txt", ".txt.gz", ".csv", ".csv.gz")
 RAW_TEXT_MAX_DF = 0.5  # --max-df's default for raw text (max_df_of)
@@ -222,12 +222,10 @@ def _folder_notes(path):
     read, other, inside = folder_documents(path), folder_other_files(path), folder_subfolders(path)
     if not other and not inside:
         return []
-
-    def shown(names):
-        return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-
-    left = ([f"{plural(len(other), 'other file')} left out ({shown(other)})"] if other else [])
-    left += ([f"{plural(len(inside), 'subfolder')} not read ({shown(inside)})"] if inside else [])
+    left = ([f"{plural(len(other), 'other file')} left out ({first_few(other)})"]
+            if other else [])
+    left += ([f"{plural(len(inside), 'subfolder')} not read ({first_few(inside)})"]
+             if inside else [])
     return [f"{plural(len(read), 'document')} read from the folder's .txt files; "
             f"{' and '.join(left)}: only .txt files directly in a folder are documents"]
 

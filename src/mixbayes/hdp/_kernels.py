@@ -1000,6 +1000,8 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
     order[:n_dishes] = np.argsort(-beta[:n_dishes], kind="mergesort")
     weights = np.empty(cap + 1)
     candidates = np.empty(cap + 1, dtype=np.int64)
+    values = np.empty(cap + 1)  # long tables: every dish's running product
+    seen_at_dish = np.zeros(cap)  # long tables: a token's word's count at every dish, else 0
     correction = np.ones(cap)
     stamp = np.full(cap, -1, dtype=np.int64)
     touched = np.empty(cap, dtype=np.int64)
@@ -1096,12 +1098,10 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                 # token by token for every dish at once: each token's word list is spread
                 # over the dishes once (a search of the list for every dish and token was
                 # most of a 20 Newsgroups sweep), each dish's factors in the same order
-                seen_at_dish = np.zeros(cap)
-                logs = np.empty(n_candidates + 1)
-                values = np.ones(n_candidates + 1)
                 for c in range(n_candidates + 1):
                     d = candidates[c] if c < n_candidates else -1
-                    logs[c] = math.log(beta[d] if d >= 0 else empty_mass + tail)
+                    weights[c] = math.log(beta[d] if d >= 0 else empty_mass + tail)
+                    values[c] = 1.0
                 for s in range(count):
                     r = row_of[block[s]]
                     first, stop = nz_ptr[r], nz_ptr[r] + nz_len[r]
@@ -1117,12 +1117,12 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                         values[c] *= (seen + repeat + a) / (dish_total + Wa + s)
                     if (s + 1) % _PRODUCT_TOKENS == 0:
                         for c in range(n_candidates + 1):
-                            logs[c] += math.log(values[c])
+                            weights[c] += math.log(values[c])
                             values[c] = 1.0
                     for p in range(first, stop):
                         seen_at_dish[nz_dish[p]] = 0.0
                 for c in range(n_candidates + 1):
-                    weights[c] = logs[c] + math.log(values[c])
+                    weights[c] += math.log(values[c])
                 c = _draw_from_logs(weights, n_candidates + 1, uniform)
                 in_tail = False
                 if c < n_candidates:
@@ -1168,6 +1168,8 @@ def collapsed_dish_step_tokens(group_ptr, table_of, row_of, table_dish, n_words,
                         touched = np.empty(grown, dtype=np.int64)
                         weights = np.empty(grown + 1)
                         candidates = np.empty(grown + 1, dtype=np.int64)
+                        values = np.empty(grown + 1)
+                        seen_at_dish = np.zeros(grown)
                         cap = grown
                     stick = np.random.beta(1.0, gamma0)
                     beta[n_dishes] = tail * stick
