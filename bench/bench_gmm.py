@@ -13,6 +13,7 @@ scikit-learn runs with OpenBLAS at 1 and at 2 threads and keeps the faster (two 
 its mixtures on this machine).
 
 Run:  python bench/bench_gmm.py [--seeds 50] [--sim-seeds 5] [--write docs/benchmarks.md]
+      python bench/bench_gmm.py --merge-study    (merge_moves against none, printed only)
 """
 
 from __future__ import annotations
@@ -87,13 +88,39 @@ def best_threads(method, X, K):
     return min((1, 2), key=lambda t: seconds_per_iteration(method, X, K, t))
 
 
+def merge_study(seeds=40):
+    """``merge_moves`` against none, and scikit-learn's BayesianGaussianMixture, on three
+    clusters simulated at each data seed (150 x 3 and 1,000 x 5, ``n_components=10``):
+    how often 3 components are found, the mean ARI, and on how many seeds merges changed the
+    ELBO (up, down)."""
+    for n, d in ((150, 3), (1000, 5)):
+        rows = {False: [], True: []}
+        for seed in range(seeds):
+            X, truth = mb.datasets.make_gaussian_mixture(n, d, 3, random_state=seed)
+            for merges in rows:
+                model = mb.VariationalGaussianMixture(10, merge_moves=merges).fit(X)
+                rows[merges].append((model.n_effective_components_ == 3,
+                                     mb.metrics.ari(truth.labels, model.labels_), model.elbo_))
+        plain, merged = (np.array(rows[m]) for m in (False, True))
+        change = merged[:, 2] - plain[:, 2]
+        for name, result in (("merge_moves=False", plain), ("merge_moves=True", merged)):
+            print(f"{n} x {d}, {seeds} seeds, {name}: 3 components {int(result[:, 0].sum())}, "
+                  f"mean ARI {result[:, 1].mean():.3f}")
+        print(f"  ELBO changed on {int((np.abs(change) > 1e-6).sum())} seeds: "
+              f"{int((change > 1e-6).sum())} up, {int((change < -1e-6).sum())} down")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=50, help="seeds per UCI table")
     parser.add_argument("--sim-seeds", type=int, default=5, help="seeds for the simulated set")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--write", default=None)
+    parser.add_argument("--merge-study", action="store_true",
+                        help="only the merge moves against none (merge_study)")
     args = parser.parse_args()
+    if args.merge_study:
+        return merge_study()
     sets = [(name, *load_uci(name), args.seeds) for name in UCI]
     X, truth = mb.datasets.make_gaussian_mixture(args.n, 10, 10, separation=3.0, random_state=0)
     sets.append((f"simulated {args.n // 1000}k x 10", X, truth.labels, args.sim_seeds))

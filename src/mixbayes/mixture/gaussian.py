@@ -77,7 +77,8 @@ class VariationalGaussianMixture(VariationalMixture):
         between two components stays split: on three well-separated clusters (150 points, 3
         features, ``n_components=10``, data seeds 0-39) the default finds 3 components for 30
         of the 40 seeds (mean ARI 0.947), with merges 37 (0.955), at a higher ELBO on every
-        seed it changes and about the same time. Not the default: where ``n_components`` is
+        seed it changes and about the same time (``bench/bench_gmm.py --merge-study``). Not
+        the default: where ``n_components`` is
         the number of known classes the higher ELBO is often fewer clusters than classes
         (``bench/bench_gmm.py`` with merges, 20 seeds, against its table's 50 without: ARI
         0.568 against 0.673 on iris, 0.502 against 0.933 on wine, 0.375 against 0.662 on
